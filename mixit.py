@@ -1,0 +1,616 @@
+"""
+MixiT in one file: how much of a Transformer's skill needs *learned* attention?
+
+A reproduction of Dong, Noci, Khodak & Li, "Attention Retrieves, MLP Memorizes: Disentangling
+Trainable Components in the Transformer" (arXiv 2506.01115). The paper trains one small decoder
+in several variants: with attention replaced by a fixed random mixing matrix (MixiT) it still adds
+and memorizes but cannot retrieve; with the attention's queries and keys frozen at their random
+init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memorization capacity.
+
+    python mixit.py --variant frozen_qk --task copy     # ~1-2 min on a laptop CPU: copies
+    python mixit.py --variant mixit --task copy         # same budget: fails, it cannot retrieve
+    python mixit.py --variant mixit --task add          # but it adds
+    python mixit.py --help                              # every flag, with its meaning
+
+Sections: config | model (the MixiT attention is `MixingAttention`) | freezing | training |
+evaluation | command line. The data lives in tasks.py.
+"""
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tasks
+from tasks import UsageError
+
+VARIANTS = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
+INIT_STD = 0.02  # every Linear and Embedding weight starts N(0, 0.02^2), as in the reference code
+
+# -----------------------------------------------------------------------------
+# Config: one dataclass; `--key value` flags are generated from it
+
+
+def _f(default, help):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class Config:
+    # what to run
+    task: str = _f("copy", "task: " + ", ".join(tasks.TASKS))
+    variant: str = _f("standard", "what trains: " + ", ".join(VARIANTS) + " (see README)")
+    task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
+                           "0 = the task's CPU-friendly default")
+    data: str = _f("", "text file for --task lm (default: Python's own help text)")
+    # model
+    n_layer: int = _f(2, "number of Transformer blocks")
+    n_head: int = _f(4, "attention heads per block (MixiT: random mixing matrices per block)")
+    n_embd: int = _f(128, "width d of the residual stream; the MLP is 4d wide")
+    block_size: int = _f(0, "longest sequence the model takes; 0 = the task's sequence length")
+    mixit_sink: bool = _f(True, "MixiT: head 0 of every block is a fixed 'sink' (half self, half "
+                                "first token), as in the reference code")
+    # training
+    steps: int = _f(1500, "optimizer steps (0: only evaluate, e.g. a --load'ed checkpoint)")
+    batch_size: int = _f(128, "sequences per step")
+    lr: float = _f(3e-3, "peak learning rate (AdamW)")
+    warmup: int = _f(100, "linear warm-up steps, then cosine decay to 0")
+    weight_decay: float = _f(1e-3, "AdamW weight decay, on matrices and embeddings only")
+    beta1: float = _f(0.9, "AdamW beta1")
+    beta2: float = _f(0.999, "AdamW beta2")
+    grad_clip: float = _f(1.0, "clip the gradient norm to this (0: off)")
+    seed: int = _f(0, "seed for the model init, the MixiT matrices and the training batches")
+    data_seed: int = _f(12345, "seed of the task's fixed test set (and of memorize's table)")
+    # evaluation and output
+    eval_interval: int = _f(250, "evaluate on the test set every this many steps")
+    eval_size: int = _f(2000, "sequences in the fixed test set (the paper uses 4000)")
+    log_interval: int = _f(50, "print a progress line every this many steps")
+    examples: int = _f(6, "decoded test examples printed at the end (right and wrong)")
+    out: str = _f("results/runs.jsonl", "append one JSON record of the run here ('' = don't)")
+    tag: str = _f("", "free-form label stored in the record (run_all.sh uses it)")
+    save: str = _f("", "write a checkpoint here at the end (model, mixing matrices, config)")
+    load: str = _f("", "start from this checkpoint; its model and task settings are used")
+    # speed
+    device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
+    dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
+                            "with native bf16, else fp32")
+    compile: bool = _f(True, "torch.compile the model on CUDA (ignored on CPU)")
+    bench: bool = _f(False, "benchmark: time training steps for every variant and exit")
+
+
+# settings that define the model and its data: a checkpoint brings these along
+ARCH_KEYS = ("task", "variant", "task_size", "data", "n_layer", "n_head", "n_embd", "block_size",
+             "mixit_sink", "data_seed")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print the whole usage; one line is enough
+        raise UsageError(f"{message} (see python mixit.py --help)")
+
+
+def _bool(s):
+    if s.lower() in ("1", "true", "yes", "on"):
+        return True
+    if s.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got '{s}'")
+
+
+def parse_args(argv):
+    """Flags -> the dict of settings the user actually gave (the rest come from the defaults)."""
+    p = OneLineParser(description=__doc__.split("\n\n")[0].strip(),
+                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for f in dataclasses.fields(Config):
+        kind = _bool if f.type in (bool, "bool") else {"int": int, "float": float}.get(
+            f.type if isinstance(f.type, str) else f.type.__name__, str)
+        p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS,
+                       help=f"{f.metadata['help']} (default: {f.default})", metavar="")
+    return vars(p.parse_args(argv))
+
+
+def resolve_config(given):
+    """Defaults <- the task's CPU recipe (tasks.TASKS) <- a checkpoint's model <- the flags."""
+    settings = {}
+    if "load" in given:
+        ckpt = load_checkpoint(given["load"])
+        for k in ARCH_KEYS:
+            if k in given and given[k] != ckpt["config"][k]:
+                raise UsageError(f"checkpoint {given['load']} has --{k} {ckpt['config'][k]}, "
+                                 f"but you asked for --{k} {given[k]}")
+            settings[k] = ckpt["config"][k]
+    task = given.get("task", settings.get("task", Config.task))
+    if task not in tasks.TASKS:
+        raise UsageError(f"unknown task '{task}'; choose one of: {', '.join(tasks.TASKS)}")
+    settings = {**tasks.TASKS[task][4], **settings, **given}
+    cfg = Config(**settings)
+    if cfg.variant not in VARIANTS:
+        raise UsageError(f"unknown variant '{cfg.variant}'; choose one of: {', '.join(VARIANTS)}")
+    if cfg.n_layer < 1 or cfg.n_head < 1 or cfg.n_embd < 1:
+        raise UsageError("n_layer, n_head and n_embd must be positive")
+    if cfg.n_embd % cfg.n_head:
+        raise UsageError(f"n_embd ({cfg.n_embd}) must be divisible by n_head ({cfg.n_head})")
+    if cfg.variant != "mixit" and (cfg.n_embd // cfg.n_head) % 2:
+        raise UsageError(f"the head size n_embd/n_head = {cfg.n_embd // cfg.n_head} must be even "
+                         "for rotary position embeddings")
+    for k in ("steps", "task_size", "block_size", "warmup", "eval_size"):
+        if getattr(cfg, k) < 0:
+            raise UsageError(f"--{k} must not be negative")
+    for k in ("batch_size", "eval_interval", "log_interval"):
+        if getattr(cfg, k) < 1:
+            raise UsageError(f"--{k} must be at least 1")
+    if cfg.dtype not in ("auto", "float32", "bfloat16"):
+        raise UsageError(f"--dtype must be auto, float32 or bfloat16, not '{cfg.dtype}'")
+    return cfg
+
+
+# -----------------------------------------------------------------------------
+# Model: a small pre-norm decoder (RMSNorm, untied head), with two kinds of attention
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotary_tables(block_size, head_dim, base=10000.0):
+    """cos and sin tables (T, head_dim/2) for rotary position embeddings (RoPE)."""
+    inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim)
+    angles = torch.outer(torch.arange(block_size).float(), inv_freq)  # (T, hd/2)
+    return angles.cos(), angles.sin()
+
+
+def apply_rotary(x, cos, sin):
+    """Rotate each pair of channels of x (B, H, T, hd) by a position-dependent angle."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, H, T, hd/2) each
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1).flatten(-2)
+
+
+class CausalSelfAttention(nn.Module):
+    """Standard attention: softmax(Q K^T / sqrt(d_head)) V with RoPE, causal. Used by standard,
+    frozen_qk (q_proj and k_proj stay at their random init), frozen_mlp and random."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        C, self.n_head = cfg.n_embd, cfg.n_head
+        self.q_proj = nn.Linear(C, C)  # the reference code has biases on all four projections
+        self.k_proj = nn.Linear(C, C)
+        self.v_proj = nn.Linear(C, C)
+        self.o_proj = nn.Linear(C, C)
+        cos, sin = rotary_tables(cfg.block_size, C // cfg.n_head)
+        self.register_buffer("cos", cos, persistent=False)  # recomputed, so not saved
+        self.register_buffer("sin", sin, persistent=False)
+
+    def forward(self, x, return_att=False):
+        B, T, C = x.size()
+        q, k, v = [p(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
+                   for p in (self.q_proj, self.k_proj, self.v_proj)]
+        q, k = apply_rotary(q, self.cos[:T], self.sin[:T]), apply_rotary(k, self.cos[:T], self.sin[:T])
+        if return_att:  # the explicit attention matrix, for the attention-map figures
+            att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, T)
+            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+            att = att.masked_fill(~causal, float("-inf")).softmax(-1)
+            y = att @ v
+        else:
+            att = None
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # fused kernel
+        y = y.transpose(1, 2).reshape(B, T, C)  # (B, H, T, hd) -> (B, T, C)
+        return self.o_proj(y), att
+
+
+def mixing_matrices(n_head, T, head_dim, gen, sink=True):
+    """The fixed random attention of MixiT, (n_head, T, T). For each head h (paper, Sec. 3):
+
+        sigma_h ~ U[1/sqrt(T * d_head), 1/sqrt(T)]      one mixing strength per head
+        Z ~ N(0, sigma_h^2), lower-triangular           causal noise
+        Z[i, :i+1] -= mean(Z[i, :i+1])                   each row of noise sums to 0
+        A_h = I + Z                                      so each row of A_h sums to exactly 1
+
+    A is the same for every input: it mixes tokens by position only. Entries can be negative.
+    With `sink`, head 0 instead averages each token with the first one (0.5 / 0.5), as the
+    reference code does; its row 0 is then [1, 0, ...] so that it too sums to 1.
+    """
+    lo, hi = 1 / math.sqrt(T * head_dim), 1 / math.sqrt(T)
+    sigma = lo + (hi - lo) * torch.rand(n_head, 1, 1, generator=gen)
+    causal = torch.ones(T, T).tril()
+    Z = torch.randn(n_head, T, T, generator=gen) * sigma * causal
+    Z = (Z - Z.sum(-1, keepdim=True) / causal.sum(-1, keepdim=True)) * causal  # centre each row
+    A = torch.eye(T) + Z
+    if sink:
+        A[0] = 0.5 * torch.eye(T)
+        A[0, :, 0] += 0.5
+    return A
+
+
+class MixingAttention(nn.Module):
+    """MixiT's attention: y_h = A_h V_h with a fixed random A_h (no queries, no keys).
+
+    A is a registered buffer: it is never trained, it is saved in checkpoints and it moves with
+    .to(device). Only the value and output projections learn."""
+
+    def __init__(self, cfg, gen):
+        super().__init__()
+        C, self.n_head = cfg.n_embd, cfg.n_head
+        self.v_proj = nn.Linear(C, C)
+        self.o_proj = nn.Linear(C, C)
+        self.register_buffer("A", mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head,
+                                                  gen, cfg.mixit_sink))  # (H, T, T)
+
+    def forward(self, x, return_att=False):
+        B, T, C = x.size()
+        v = self.v_proj(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
+        A = self.A[:, :T, :T].to(v.dtype)  # causal, so a shorter input uses the top-left corner
+        y = (A @ v).transpose(1, 2).reshape(B, T, C)  # (H,T,T) @ (B,H,T,hd) -> (B, T, C)
+        return self.o_proj(y), (A.expand(B, -1, -1, -1) if return_att else None)
+
+
+class MLP(nn.Module):
+    """A gated MLP of width 4d: down(act(gate(x)) * up(x)).
+
+    standard: act = SiLU (SwiGLU). mixit: act = the "shaped" leaky ReLU of the reference code,
+    negative slope a = 1 - 1/sqrt(d), times the gain sqrt(2 / (1 + a^2)) that keeps the variance."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        C = cfg.n_embd
+        self.gate_proj = nn.Linear(C, 4 * C)
+        self.up_proj = nn.Linear(C, 4 * C)
+        self.down_proj = nn.Linear(4 * C, C)
+        self.shaped = cfg.variant == "mixit"
+        self.slope = 1 - 1 / math.sqrt(C)
+        self.gain = math.sqrt(2 / (1 + self.slope ** 2))
+
+    def forward(self, x):
+        g = self.gate_proj(x)
+        g = self.gain * F.leaky_relu(g, self.slope) if self.shaped else F.silu(g)
+        return self.down_proj(g * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg, gen):
+        super().__init__()
+        self.norm1 = RMSNorm(cfg.n_embd)
+        self.attn = MixingAttention(cfg, gen) if cfg.variant == "mixit" else CausalSelfAttention(cfg)
+        self.norm2 = RMSNorm(cfg.n_embd)
+        self.mlp = MLP(cfg)
+        # residual x + f(x); MixiT (reference code): sqrt(1/2) x + sqrt(1/2) f(x)
+        self.skip = self.res = math.sqrt(0.5) if cfg.variant == "mixit" else 1.0
+
+    def forward(self, x, return_att=False):
+        a, att = self.attn(self.norm1(x), return_att)
+        x = self.skip * x + self.res * a
+        x = self.skip * x + self.res * self.mlp(self.norm2(x))
+        return x, att
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg, vocab_size):
+        super().__init__()
+        self.cfg = cfg
+        self.wte = nn.Embedding(vocab_size, cfg.n_embd)
+        # MixiT has no queries or keys to carry RoPE, so it learns absolute positions instead
+        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd) if cfg.variant == "mixit" else None
+        gen = torch.Generator().manual_seed(cfg.seed)  # the mixing matrices' own, explicit seed
+        self.blocks = nn.ModuleList([Block(cfg, gen) for _ in range(cfg.n_layer)])
+        self.norm_f = RMSNorm(cfg.n_embd)
+        self.lm_head = nn.Linear(cfg.n_embd, vocab_size, bias=False)  # untied from wte
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=INIT_STD)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+    def forward(self, idx, return_hidden=False):
+        """idx (B, T) token ids -> logits (B, T, vocab). With return_hidden, also the residual
+        stream after every block and the attention maps, for the analyses in run_all.sh."""
+        B, T = idx.size()
+        if T > self.cfg.block_size:
+            raise UsageError(f"sequence of length {T} is longer than block_size {self.cfg.block_size}")
+        x = self.wte(idx)  # (B, T, C)
+        if self.wpe is not None:
+            x = x + self.wpe(torch.arange(T, device=idx.device))
+        hidden, atts = [], []
+        for block in self.blocks:
+            x, att = block(x, return_hidden)
+            hidden.append(x)
+            atts.append(att)
+        logits = self.lm_head(self.norm_f(x))
+        return (logits, hidden, atts) if return_hidden else logits
+
+
+# -----------------------------------------------------------------------------
+# Freezing: which parameters each variant trains (paper, Sec. 3 and Table 1)
+
+
+def freeze(model, variant, verbose=True):
+    """Set requires_grad=False on what the variant keeps at its random init. Frozen tensors get
+    no gradient and are not given to the optimizer, so they stay bit-identical."""
+    blocks = model.blocks
+    frozen_modules = {
+        "standard": [],
+        "frozen_qk": [m for b in blocks for m in (b.attn.q_proj, b.attn.k_proj)],  # W_Q, W_K, biases
+        "frozen_mlp": [b.mlp for b in blocks],  # gate, up, down and their biases
+        "mixit": [],  # its attention A is a buffer: fixed by construction, nothing to freeze
+        "random": list(blocks) + [model.norm_f],  # all but embeddings and head (Zhong & Andreas)
+    }[variant]
+    for m in frozen_modules:
+        m.requires_grad_(False)
+    n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    n_frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    if verbose:
+        msg = f"variant {variant}: {n_train:,} trainable parameters, {n_frozen:,} frozen"
+        if variant == "mixit":
+            n_fixed = sum(b.attn.A.numel() for b in blocks)
+            msg += f", {n_fixed:,} fixed mixing weights (buffers)"
+        print(msg)
+    return n_train, n_frozen
+
+
+# -----------------------------------------------------------------------------
+# Training
+
+
+def pick_device(name):
+    if name != "auto":
+        if name.startswith("cuda") and not torch.cuda.is_available():
+            raise UsageError("--device cuda asked for, but no CUDA GPU is visible")
+        return name
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def cpu_has_bf16():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+        return "avx512_bf16" in flags or "amx_bf16" in flags
+    except OSError:
+        return False
+
+
+def pick_dtype(name, device):
+    if name == "auto":
+        native = device.startswith("cuda") or (device == "cpu" and cpu_has_bf16())
+        name = "bfloat16" if native else "float32"
+    return getattr(torch, name)
+
+
+def get_lr(step, cfg):
+    """Linear warm-up to cfg.lr, then cosine decay to 0 at cfg.steps."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def masked_loss(logits, y, mask):
+    """Cross-entropy averaged over the answer positions only (mask), as the paper trains."""
+    ce = F.cross_entropy(logits.float().flatten(0, 1), y.flatten(), reduction="none")
+    m = mask.flatten().float()
+    return (ce * m).sum() / m.sum().clamp(min=1)
+
+
+def make_optimizer(model, cfg, device):
+    """AdamW over the trainable parameters only; weight decay on matrices and embeddings."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    fused = device.startswith("cuda")  # one kernel for the whole update on GPU
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=fused)
+
+
+def build(cfg, verbose=True):
+    """Config -> (task, model, device, dtype), the model moved and (on CUDA) compiled."""
+    device = pick_device(cfg.device)
+    dtype = pick_dtype(cfg.dtype, device)
+    task = tasks.make_task(cfg.task, cfg.task_size, device, cfg.data_seed, cfg.eval_size, cfg.data)
+    cfg.task_size = task.size
+    if cfg.block_size == 0:
+        cfg.block_size = task.block_size
+    if cfg.block_size < task.block_size:
+        raise UsageError(f"task {cfg.task} needs sequences of {task.block_size} tokens, "
+                         f"longer than --block_size {cfg.block_size}")
+    torch.manual_seed(cfg.seed)
+    model = GPT(cfg, task.vocab_size)
+    n_train, n_frozen = freeze(model, cfg.variant, verbose)
+    model.to(device)
+    if device.startswith("cuda"):
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    return task, model, device, dtype, (n_train, n_frozen)
+
+
+def train(cfg, task, model, device, dtype, record):
+    """The training loop. Returns the list of evaluation results (the learning curve)."""
+    optimizer = make_optimizer(model, cfg, device)
+    fwd = torch.compile(model) if cfg.compile and device.startswith("cuda") else model
+    gen = torch.Generator(device).manual_seed(cfg.seed)  # the training batches
+    history, t_log, steps_timed, train_time = [], time.time(), 0, 0.0
+    for step in range(cfg.steps + 1):
+        if step % cfg.eval_interval == 0 or step == cfg.steps:
+            train_time += time.time() - t_log
+            m = evaluate(fwd, task, dtype)
+            history.append({"step": step, **m})
+            print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
+                  f"| exact {m['exact']:.4f}")
+            t_log = time.time()
+        if step == cfg.steps:
+            break
+        for g in optimizer.param_groups:
+            g["lr"] = get_lr(step, cfg)
+        x, y, mask = task.get_batch(cfg.batch_size, gen)
+        with torch.autocast(device.split(":")[0], dtype=dtype, enabled=dtype != torch.float32):
+            logits = fwd(x)
+        loss = masked_loss(logits, y, mask)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        steps_timed += 1
+        if (step + 1) % cfg.log_interval == 0:
+            loss = loss.item()  # the only host sync of the loop, once per log line
+            dt = time.time() - t_log
+            train_time += dt
+            print(f"step {step + 1:5d} | loss {loss:.4f} | lr {get_lr(step, cfg):.2e} "
+                  f"| {1000 * dt / steps_timed:.1f} ms/step")
+            t_log, steps_timed = time.time(), 0
+    record["train_s"] = round(train_time, 2)
+    return history
+
+
+# -----------------------------------------------------------------------------
+# Evaluation
+
+
+@torch.no_grad()
+def evaluate(model, task, dtype, batch_size=500, return_preds=False):
+    """Per-token accuracy and exact match over the answer positions of the fixed test set."""
+    was_training = model.training
+    model.eval()
+    x_all, y_all, m_all = task.test
+    loss_sum, correct, scored, exact, preds = 0.0, 0, 0, 0, []
+    for i in range(0, x_all.size(0), batch_size):
+        x, y, mask = x_all[i:i + batch_size], y_all[i:i + batch_size], m_all[i:i + batch_size]
+        with torch.autocast(x.device.type, dtype=dtype, enabled=dtype != torch.float32):
+            logits = model(x)
+        ce = F.cross_entropy(logits.float().flatten(0, 1), y.flatten(), reduction="none")
+        pred = logits.argmax(-1)  # (B, T)
+        hit = (pred == y) & mask
+        loss_sum += (ce * mask.flatten()).sum().item()
+        correct += hit.sum().item()
+        scored += mask.sum().item()
+        exact += (hit.sum(1) == mask.sum(1)).sum().item()
+        if return_preds:
+            preds.append(pred)
+    model.train(was_training)
+    n = max(1, x_all.size(0))
+    m = {"loss": loss_sum / max(1, scored), "acc": correct / max(1, scored), "exact": exact / n}
+    if task.name == "lm":
+        m["bpb"] = m["loss"] / math.log(2)  # bits per byte
+    return (m, torch.cat(preds)) if return_preds else m
+
+
+def show_examples(model, task, dtype, n):
+    """Print a few decoded test examples, right ones and wrong ones, in plain text."""
+    if n <= 0 or task.test[0].size(0) == 0:
+        return
+    _, pred = evaluate(model, task, dtype, return_preds=True)
+    x, y, mask = task.test
+    right = ((pred == y) | ~mask).all(1)
+    order = torch.cat([torch.nonzero(~right).flatten()[: n // 2], torch.nonzero(right).flatten()])
+    print(f"\nexamples from the test set ({task.note}):")
+    for i in order[:n].tolist():
+        shown = x[i][: int(torch.nonzero(mask[i]).max()) + 1] if task.name != "hop" else x[i]
+        print(f"  {'RIGHT' if right[i] else 'WRONG'}  {task.decode(shown)[-120:]}")
+        print(f"         expected: {task.decode(y[i][mask[i]])[:100]}")
+        print(f"         got:      {task.decode(pred[i][mask[i]])[:100]}")
+
+
+# -----------------------------------------------------------------------------
+# Checkpoints and run records
+
+
+def save_checkpoint(path, model, cfg):
+    """Written to a temporary file first, so an interrupted save never destroys an old one."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = path + ".tmp"
+    torch.save({"config": dataclasses.asdict(cfg), "model": model.state_dict()}, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path):
+    if not os.path.isfile(path):
+        raise UsageError(f"checkpoint not found: {path}")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        assert isinstance(ckpt, dict) and "config" in ckpt and "model" in ckpt
+    except Exception as e:
+        raise UsageError(f"{path} is not a readable mixit checkpoint ({type(e).__name__})")
+    return ckpt
+
+
+def append_record(path, record):
+    """One JSON line per run, written in one go; earlier lines are never touched."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+# -----------------------------------------------------------------------------
+# Command line
+
+
+def run(cfg):
+    t0 = time.time()
+    task, model, device, dtype, (n_train, n_frozen) = build(cfg)
+    if cfg.load:
+        try:
+            model.load_state_dict(load_checkpoint(cfg.load)["model"])
+        except RuntimeError as e:
+            raise UsageError(f"checkpoint {cfg.load} does not fit this model: "
+                             f"{str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else e}")
+    print("config:", json.dumps(dataclasses.asdict(cfg)))
+    print(f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}")
+    record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
+    history = train(cfg, task, model, device, dtype, record)
+    final = history[-1]
+    if task.capacity_bits:  # memorize: the paper's capacity measure (Table 4)
+        final["bits_per_param"] = final["acc"] * task.capacity_bits / n_train
+    show_examples(model, task, dtype, cfg.examples)
+    print(f"\nfinal test accuracy {final['acc']:.4f} (exact match {final['exact']:.4f}, "
+          f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {time.time() - t0:.0f}s")
+    if cfg.save:
+        save_checkpoint(cfg.save, model, cfg)
+        print(f"checkpoint saved to {cfg.save}")
+    record.update({
+        "final": final, "best_acc": max(h["acc"] for h in history), "history": history,
+        "steps": cfg.steps, "wall_s": round(time.time() - t0, 2),
+        "ms_per_step": round(1000 * record["train_s"] / max(1, cfg.steps), 2),
+        "device": device, "device_name": torch.cuda.get_device_name() if device.startswith("cuda")
+        else platform.processor() or platform.machine(), "dtype": str(dtype),
+        "torch": torch.__version__, "python": platform.python_version(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    })
+    if cfg.out:
+        append_record(cfg.out, record)
+    return record
+
+
+def main(argv=None):
+    try:
+        given = parse_args(sys.argv[1:] if argv is None else argv)
+        cfg = resolve_config(given)
+        if cfg.bench:
+            return bench(cfg)
+        run(cfg)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing was written for this run", file=sys.stderr)
+        sys.exit(130)
+
+
+def bench(cfg):
+    raise UsageError("--bench is not implemented yet")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,539 @@
+"""
+The data for every task of the MixiT reproduction (arXiv 2506.01115), in one file.
+
+Every task answers the same question: "here is a batch of sequences; which positions are the
+answer?". A batch is three (B, T) tensors:
+
+    x     int64   the tokens the model reads
+    y     int64   the token the model must predict at each position (for next-token tasks,
+                  y is x shifted left by one)
+    mask  bool    True where y is part of the answer: only these positions are trained on and
+                  scored. Everything else (the prompt, the padding) is context.
+
+All generators are vectorized tensor code that runs on whatever device the torch.Generator lives
+on, so on a GPU no data ever crosses from the host inside a training step. Each task keeps a
+fixed held-out test set drawn from its own data seed; training batches come from the training
+seed, and a training sequence that happens to equal a test sequence gets an all-False mask, so
+the model never trains on the test set (and the check costs no host sync).
+
+Tasks (`python mixit.py --task NAME`; `--task_size` sets the size in brackets):
+    add        decimal addition, digits least-significant first    [digits per operand]
+    modadd     (a + b) mod p, a fixed 95% / 5% split of all pairs  [p]
+    memorize   a random lookup table (x1, x2) -> y, scored on itself [n]
+    dyck       is this string of brackets balanced?                [max pairs]
+    needle     key-value pairs, then a query: return the value     [max pairs]
+    copy       a random string, a separator, the string again      [max length]
+    induction  the last token appeared once before: what followed it? [context length]
+    hop        k-hop induction (Sanford et al., 2024)              [hops k]
+    lm         byte-level language modelling on a text file        [context length]
+"""
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for (bad size, missing file): printed as one line."""
+
+
+# -----------------------------------------------------------------------------
+# The Task object: what mixit.py needs to know about a task
+
+
+@dataclass
+class Task:
+    name: str
+    size: int  # the --task_size actually used
+    vocab_size: int
+    block_size: int  # T: every x, y, mask of this task is (B, T)
+    itos: list  # token id -> printable string, for decoding examples
+    test: tuple  # (x, y, mask) of the fixed held-out test set
+    sample: Optional[Callable] = None  # (B, generator) -> (x, y, mask): a fresh batch
+    train: Optional[tuple] = None  # or a finite training set (x, y, mask) to draw rows from
+    capacity_bits: float = 0.0  # memorize only: information in the table, n^2 log2(n) bits
+    note: str = ""  # one line describing the format, printed at startup
+
+    def __post_init__(self):
+        self._test_hashes = _hash_rows(self.test[0]) if self.sample is not None else None
+
+    def get_batch(self, batch_size, gen):
+        """A training batch (x, y, mask), drawn on gen's device with no host sync."""
+        if self.train is not None:  # finite set (modadd, memorize, lm windows): pick rows
+            x, y, mask = self.train
+            idx = torch.randint(0, x.size(0), (batch_size,), generator=gen, device=gen.device)
+            return x[idx], y[idx], mask[idx]
+        x, y, mask = self.sample(batch_size, gen)
+        # a training sequence that equals a test sequence is dropped from the loss
+        in_test = torch.isin(_hash_rows(x), self._test_hashes)  # (B,)
+        return x, y, mask & ~in_test[:, None]
+
+    def decode(self, ids):
+        return " ".join(self.itos[i] for i in ids.tolist())
+
+
+def _hash_rows(x):
+    """A polynomial hash per row (B, T) -> (B,), exact enough to spot repeated sequences."""
+    p = 2_147_483_647  # a prime below 2^31: h * 4099 + token stays far below 2^63
+    h = torch.zeros(x.size(0), dtype=torch.int64, device=x.device)
+    for t in range(x.size(1)):
+        h = (h * 4099 + x[:, t]) % p
+    return h
+
+
+def shift(seq, answer):
+    """Next-token framing: from full sequences (B, L) and a bool mask of the answer tokens
+    (B, L), make x = seq[:, :-1], y = seq[:, 1:], mask = answer[:, 1:] (each (B, L-1))."""
+    return seq[:, :-1].contiguous(), seq[:, 1:].contiguous(), answer[:, 1:].contiguous()
+
+
+def _randint(lo, hi, shape, gen):
+    return torch.randint(lo, hi, shape, generator=gen, device=gen.device)
+
+
+def _rand(shape, gen):
+    return torch.rand(shape, generator=gen, device=gen.device)
+
+
+# -----------------------------------------------------------------------------
+# Arithmetic: add, modadd
+
+
+def sample_add(B, gen, n_digits):
+    """Decimal addition of two N-digit numbers, every digit written least-significant first.
+
+    Tokens: 0-9 are digits, 10 is '+', 11 is '='. With N = 3, 472 + 385 = 857 is written
+
+        seq:  2 7 4 + 5 8 3 = 7 5 8 0        (rev(472) + rev(385) = rev(0857))
+        x:    2 7 4 + 5 8 3 = 7 5 8
+        y:    7 4 + 5 8 3 = 7 5 8 0
+        mask: . . . . . . . X X X X          (the N+1 answer digits, all of them scored)
+
+    Reversed order lets the model produce the carry before it needs it (as a child would).
+    The sum always has N+1 digits (a leading 0 when there is no final carry).
+    """
+    N = n_digits
+    pow10 = 10 ** torch.arange(N + 1, device=gen.device)  # (N+1,)
+    a_digits = _randint(0, 10, (B, N), gen)
+    b_digits = _randint(0, 10, (B, N), gen)
+    a_digits[:, -1] = _randint(1, 10, (B,), gen)  # exactly N digits: no leading zero
+    b_digits[:, -1] = _randint(1, 10, (B,), gen)
+    a = (a_digits * pow10[:N]).sum(1)  # (B,) the numbers themselves (int64 holds N <= 17)
+    b = (b_digits * pow10[:N]).sum(1)
+    s_digits = ((a + b)[:, None] // pow10) % 10  # (B, N+1), least-significant first
+    plus = torch.full((B, 1), 10, device=gen.device)
+    equals = torch.full((B, 1), 11, device=gen.device)
+    seq = torch.cat([a_digits, plus, b_digits, equals, s_digits], 1)  # (B, 3N+3)
+    answer = torch.zeros_like(seq, dtype=torch.bool)
+    answer[:, 2 * N + 2:] = True
+    return shift(seq, answer)
+
+
+def make_add(n_digits, device, data_seed, n_test):
+    if not 1 <= n_digits <= 17:
+        raise UsageError(f"add: --task_size (digits) must be between 1 and 17, got {n_digits}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    return Task("add", n_digits, vocab_size=12, block_size=3 * n_digits + 2,
+                itos=[str(d) for d in range(10)] + ["+", "="],
+                test=sample_add(n_test, gen, n_digits),
+                sample=lambda B, g: sample_add(B, g, n_digits),
+                note=f"{n_digits}-digit addition, digits least-significant first")
+
+
+def make_modadd(p, device, data_seed, n_test):
+    """Modular addition: every pair (a, b) with a, b < p, written as three tokens.
+
+    Tokens 0..p-1 are the numbers. With p = 7, 5 + 4 = 9 = 2 (mod 7) is written
+
+        seq:  5 4 2
+        x:    5 4         y: 4 2        mask: . X     (only (a+b) mod p is scored)
+
+    All p^2 pairs are shuffled with the data seed; 95% train, 5% test (never seen in training).
+    """
+    if p < 5:
+        raise UsageError(f"modadd: --task_size (the modulus p) must be at least 5, got {p}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    a = torch.arange(p, device=device).repeat_interleave(p)  # (p*p,) all pairs
+    b = torch.arange(p, device=device).repeat(p)
+    seq = torch.stack([a, b, (a + b) % p], 1)  # (p*p, 3)
+    seq = seq[torch.randperm(p * p, generator=gen, device=device)]
+    answer = torch.tensor([False, False, True], device=device).expand_as(seq)
+    x, y, mask = shift(seq, answer)
+    n_train = int(0.95 * p * p)
+    test = tuple(t[n_train:][:n_test] for t in (x, y, mask)) if n_test else (x[:0], y[:0], mask[:0])
+    return Task("modadd", p, vocab_size=p, block_size=2, itos=[str(i) for i in range(p)],
+                test=test, train=(x[:n_train], y[:n_train], mask[:n_train]),
+                note=f"(a + b) mod {p}: {n_train} training pairs, {p * p - n_train} held out")
+
+
+# -----------------------------------------------------------------------------
+# Memorization
+
+
+def make_memorize(n, device, data_seed, n_test):
+    """Memorize a random table: each pair (x1, x2) in [n]^2 gets a label y drawn uniformly from [n].
+
+    Tokens: x1 is 0..n-1, x2 is written as n+x2 (its own range), the label is 0..n-1. With
+    n = 4 and the table entry (3, 1) -> 2:
+
+        seq:  3 5 2
+        x:    3 5         y: 5 2        mask: . X     (only the label is scored)
+
+    There is nothing to generalize: the training set is all n^2 pairs and the score is accuracy
+    on the training set itself. The table holds n^2 log2(n) bits; bits per trainable parameter
+    = accuracy * n^2 * log2(n) / #trainable parameters (the paper's capacity measure, Table 4).
+    """
+    if n < 2:
+        raise UsageError(f"memorize: --task_size (n) must be at least 2, got {n}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    x1 = torch.arange(n, device=device).repeat_interleave(n)  # (n*n,) all pairs
+    x2 = torch.arange(n, device=device).repeat(n)
+    label = _randint(0, n, (n * n,), gen)
+    seq = torch.stack([x1, n + x2, label], 1)  # (n*n, 3)
+    answer = torch.tensor([False, False, True], device=device).expand_as(seq)
+    data = shift(seq, answer)
+    itos = [str(i) for i in range(n)] + [f"'{i}" for i in range(n)]
+    return Task("memorize", n, vocab_size=2 * n, block_size=2, itos=itos, test=data, train=data,
+                capacity_bits=n * n * math.log2(n),
+                note=f"a random table of {n * n} pairs ({n * n * math.log2(n):.0f} bits)")
+
+
+# -----------------------------------------------------------------------------
+# Dyck: bracket balancing
+
+
+def sample_dyck(B, gen, max_pairs):
+    """Is a string of brackets balanced? Tokens: 0 pad, 1 '(', 2 ')', 3 '?', 4 'yes', 5 'no'.
+
+    A third of the strings are balanced (a random walk that never closes below zero), a third are
+    balanced strings with two positions swapped, a third are random brackets of random length:
+    about 47% of the answers are 'yes'.
+    The label is computed from the string itself, so it is always right. With max_pairs = 3:
+
+        seq:  ( ( ) ) ? yes pad pad        (strings are padded at the end to 2*max_pairs + 2)
+        x:    ( ( ) ) ? yes pad
+        y:    ( ) ) ? yes pad pad
+        mask: . . . . X .   .              (only the answer after '?' is scored)
+    """
+    N, dev = max_pairs, gen.device
+    L = 2 * N  # the longest string
+    pos = torch.arange(L, device=dev)
+    # balanced strings with t ~ U{1..N} pairs, one bracket at a time for all rows at once
+    pairs = _randint(1, N + 1, (B,), gen)
+    opened = torch.zeros(B, dtype=torch.long, device=dev)  # '(' written so far
+    depth = torch.zeros(B, dtype=torch.long, device=dev)
+    brackets = torch.zeros(B, L, dtype=torch.long, device=dev)
+    coin = _rand((B, L), gen)
+    for i in range(L):
+        can_open, can_close = opened < pairs, depth > 0
+        open_ = can_open & (~can_close | (coin[:, i] < 0.5))
+        brackets[:, i] = torch.where(open_, 1, 2)
+        opened += open_.long()
+        depth += torch.where(open_, 1, -1)
+    length = 2 * pairs
+    # a third: swap two random positions of the balanced string (often unbalancing it)
+    i = (_rand((B,), gen) * length).long()
+    j = (_rand((B,), gen) * length).long()
+    bi, bj = brackets.gather(1, i[:, None]), brackets.gather(1, j[:, None])
+    swapped = brackets.scatter(1, i[:, None], bj).scatter(1, j[:, None], bi)
+    kind = _randint(0, 3, (B,), gen)  # 0: balanced; 1: swapped; 2: random
+    brackets = torch.where((kind == 1)[:, None], swapped, brackets)
+    # a third: uniform random brackets of length U{1..2N}
+    rand_len = _randint(1, L + 1, (B,), gen)
+    rand_brackets = _randint(1, 3, (B, L), gen)
+    brackets = torch.where((kind == 2)[:, None], rand_brackets, brackets)
+    length = torch.where(kind == 2, rand_len, length)
+    # the label, from the string: the running depth never dips below 0 and ends at 0
+    inside = pos[None, :] < length[:, None]  # (B, L)
+    steps = torch.where(inside, 3 - 2 * brackets, 0)  # '(' -> +1, ')' -> -1, pad -> 0
+    run = steps.cumsum(1)
+    balanced = (run.min(1).values >= 0) & (run[:, -1] == 0)
+    # lay out: string, '?', answer, padding
+    seq = torch.zeros(B, L + 2, dtype=torch.long, device=dev)
+    seq[:, :L] = torch.where(inside, brackets, 0)
+    seq.scatter_(1, length[:, None], 3)
+    seq.scatter_(1, length[:, None] + 1, torch.where(balanced, 4, 5)[:, None])
+    answer = torch.zeros_like(seq, dtype=torch.bool).scatter_(1, length[:, None] + 1, True)
+    return shift(seq, answer)
+
+
+def make_dyck(max_pairs, device, data_seed, n_test):
+    if max_pairs < 1:
+        raise UsageError(f"dyck: --task_size (max pairs) must be at least 1, got {max_pairs}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    return Task("dyck", max_pairs, vocab_size=6, block_size=2 * max_pairs + 1,
+                itos=["_", "(", ")", "?", "yes", "no"], test=sample_dyck(n_test, gen, max_pairs),
+                sample=lambda B, g: sample_dyck(B, g, max_pairs),
+                note=f"bracket strings of up to {2 * max_pairs} symbols: balanced or not?")
+
+
+# -----------------------------------------------------------------------------
+# Retrieval: needle, copy, induction, hop
+
+
+def sample_needle(B, gen, max_pairs):
+    """Needle in a haystack (associative recall): n ~ U{1..N} key-value pairs, then a query.
+
+    Tokens: 0 pad, values 1..255, key k is 256+k, the query for key k is 256+N+k (its own
+    symbol, as in the reference code: the model must learn that query k matches key k).
+    With N = 4, three pairs {1: 17, 3: 200, 0: 9} and the query "3?":
+
+        seq:  k1 17 k3 200 k0 9 q3 200 pad pad
+        x:    k1 17 k3 200 k0 9 q3 200 pad
+        y:    17 k3 200 k0 9 q3 200 pad pad
+        mask: .  .  .   .  .  . X   .   .         (only the value after the query is scored)
+    """
+    N, dev = max_pairs, gen.device
+    n = _randint(1, N + 1, (B,), gen)
+    keys = _rand((B, N), gen).argsort(1)  # (B, N) a random permutation: distinct keys
+    values = _randint(1, 256, (B, N), gen)
+    which = (_rand((B,), gen) * n).long()  # the queried pair, one of the first n
+    q_key, q_value = keys.gather(1, which[:, None]), values.gather(1, which[:, None])
+    pairs = torch.stack([256 + keys, values], 2).view(B, 2 * N)  # (B, N, 2) -> (B, 2N)
+    inside = torch.arange(2 * N, device=dev)[None, :] < 2 * n[:, None]
+    seq = torch.zeros(B, 2 * N + 2, dtype=torch.long, device=dev)
+    seq[:, :2 * N] = torch.where(inside, pairs, 0)
+    seq.scatter_(1, 2 * n[:, None], 256 + N + q_key)
+    seq.scatter_(1, 2 * n[:, None] + 1, q_value)
+    answer = torch.zeros_like(seq, dtype=torch.bool).scatter_(1, 2 * n[:, None] + 1, True)
+    return shift(seq, answer)
+
+
+def make_needle(max_pairs, device, data_seed, n_test):
+    if not 1 <= max_pairs <= 128:
+        raise UsageError(f"needle: --task_size (max pairs) must be 1..128, got {max_pairs}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    itos = ["_"] + [str(v) for v in range(1, 256)]
+    itos += [f"k{k}" for k in range(max_pairs)] + [f"q{k}" for k in range(max_pairs)]
+    return Task("needle", max_pairs, vocab_size=256 + 2 * max_pairs,
+                block_size=2 * max_pairs + 1, itos=itos, test=sample_needle(n_test, gen, max_pairs),
+                sample=lambda B, g: sample_needle(B, g, max_pairs),
+                note=f"up to {max_pairs} key-value pairs, then a query for one key")
+
+
+COPY_SYMBOLS = 26  # the string's alphabet: a..z
+
+
+def sample_copy(B, gen, max_len):
+    """Copying: a random string of length l ~ U{1..L} over a..z, a separator '|', the string again.
+
+    Tokens: 0-25 are a..z, 26 is '|', 27 is pad. With L = 5 and the string "cab":
+
+        seq:  c a b | c a b _ _ _ _
+        x:    c a b | c a b _ _ _
+        y:    a b | c a b _ _ _ _
+        mask: . . . X X X . . . .          (every copied token is scored)
+
+    The copy of token i sits l+1 places after it, and l changes from row to row, so no fixed
+    mixing pattern can do this: the model must find *where* to look from the content.
+    """
+    L, dev = max_len, gen.device
+    length = _randint(1, L + 1, (B,), gen)
+    string = _randint(0, COPY_SYMBOLS, (B, L), gen)
+    pos = torch.arange(2 * L + 1, device=dev)[None, :]  # (1, 2L+1)
+    l = length[:, None]  # (B, 1)
+    src = torch.where(pos < l, pos, pos - l - 1).clamp(0, L - 1)  # where each token comes from
+    seq = string.gather(1, src)  # (B, 2L+1)
+    seq = torch.where(pos == l, 26, seq)  # the separator
+    seq = torch.where(pos > 2 * l, 27, seq)  # padding
+    answer = (pos > l) & (pos <= 2 * l)
+    return shift(seq, answer)
+
+
+def make_copy(max_len, device, data_seed, n_test):
+    if max_len < 1:
+        raise UsageError(f"copy: --task_size (max length) must be at least 1, got {max_len}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    itos = [chr(ord("a") + i) for i in range(COPY_SYMBOLS)] + ["|", "_"]
+    return Task("copy", max_len, vocab_size=28, block_size=2 * max_len, itos=itos,
+                test=sample_copy(n_test, gen, max_len),
+                sample=lambda B, g: sample_copy(B, g, max_len),
+                note=f"copy a string of up to {max_len} letters after '|'")
+
+
+INDUCTION_SYMBOLS = 32  # alphabet of the induction task
+
+
+def sample_induction(B, gen, context):
+    """Induction-head test: random tokens in which the last token q appeared exactly once before.
+
+    The answer is the token that followed that earlier q ("... q r ... q -> r"). With symbols
+    a..f (the real task uses 32) and context 6:
+
+        seq:  e b d a f b d        (q = 'b' at position 1; the follower is 'd')
+        x:    e b d a f b          (context, then the query q)
+        y:    b d a f b d
+        mask: . . . . . X          (only the follower is scored: one position per sequence)
+
+    The follower never equals q, and q is not elsewhere in the context, so the answer is unique.
+    """
+    V, dev = INDUCTION_SYMBOLS, gen.device
+    q = _randint(0, V, (B, 1), gen)
+    ctx = _randint(0, V - 1, (B, context), gen)
+    ctx = ctx + (ctx >= q).long()  # every context token differs from q ...
+    where = _randint(0, context - 1, (B, 1), gen)  # ... but one, which has a follower after it
+    ctx = ctx.scatter(1, where, q)
+    follower = ctx.gather(1, where + 1)
+    seq = torch.cat([ctx, q, follower], 1)  # (B, context+2)
+    answer = torch.zeros_like(seq, dtype=torch.bool)
+    answer[:, -1] = True
+    return shift(seq, answer)
+
+
+def make_induction(context, device, data_seed, n_test):
+    if context < 2:
+        raise UsageError(f"induction: --task_size (context length) must be at least 2, got {context}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    return Task("induction", context, vocab_size=INDUCTION_SYMBOLS, block_size=context + 1,
+                itos=[f"t{i}" for i in range(INDUCTION_SYMBOLS)],
+                test=sample_induction(n_test, gen, context),
+                sample=lambda B, g: sample_induction(B, g, context),
+                note=f"{context} random tokens over {INDUCTION_SYMBOLS} symbols, then a query")
+
+
+HOP_SYMBOLS, HOP_LEN = 4, 64  # alphabet and length of the k-hop sequences
+
+
+def sample_hop(B, gen, hops):
+    """k-hop induction (Sanford, Hsu & Telgarsky, 2024). One hop from position i: find the
+    previous occurrence j < i of the token x[i], and move to j+1. The answer at position i is the
+    token where k hops land; it is undefined when some hop finds no previous occurrence.
+
+    This is a labelling task (y is not x shifted): the model reads x and at every position
+    predicts the k-hop token. Alphabet a..d, length 64. With k = 2 on "a b a c b a":
+
+        x:    a b a c b a
+        hop1 from 5 ('a'): previous 'a' at 2 -> land on 3 ('c');  hop2 from 3 ('c'): no
+        earlier 'c' -> undefined.   From 4 ('b'): previous 'b' at 1 -> 2 ('a'); previous 'a'
+        at 0 -> 1 ('b'): the answer at position 4 is 'b'.
+        y:    . . . . b .
+        mask: . . . . X .          (every position whose k-hop answer is defined is scored)
+    """
+    V, T, dev = HOP_SYMBOLS, HOP_LEN, gen.device
+    x = _randint(0, V, (B, T), gen)
+    # prev[b, i]: the last j < i with x[b, j] == x[b, i], or -1. One pass over positions.
+    last_seen = torch.full((B, V), -1, dtype=torch.long, device=dev)
+    prev = torch.empty(B, T, dtype=torch.long, device=dev)
+    for i in range(T):
+        prev[:, i] = last_seen.gather(1, x[:, i:i + 1]).squeeze(1)
+        last_seen.scatter_(1, x[:, i:i + 1], i)
+    # follow k hops from every position at once; once undefined, stay undefined
+    where = torch.arange(T, device=dev).expand(B, T).clone()
+    defined = torch.ones(B, T, dtype=torch.bool, device=dev)
+    for _ in range(hops):
+        j = prev.gather(1, where)
+        defined &= j >= 0
+        where = torch.where(defined, j + 1, 0)
+    y = torch.where(defined, x.gather(1, where), 0)
+    return x, y, defined
+
+
+def make_hop(hops, device, data_seed, n_test):
+    if not 1 <= hops <= 32:
+        raise UsageError(f"hop: --task_size (hops k) must be 1..32, got {hops}")
+    gen = torch.Generator(device).manual_seed(data_seed)
+    return Task("hop", hops, vocab_size=HOP_SYMBOLS, block_size=HOP_LEN,
+                itos=[chr(ord("a") + i) for i in range(HOP_SYMBOLS)],
+                test=sample_hop(n_test, gen, hops), sample=lambda B, g: sample_hop(B, g, hops),
+                note=f"{hops}-hop induction on {HOP_LEN} tokens over {HOP_SYMBOLS} symbols")
+
+
+# -----------------------------------------------------------------------------
+# Language modelling
+
+
+def load_text(path=""):
+    """The bytes of a text file, or by default the help text that ships with every Python."""
+    if not path:
+        from pydoc_data.topics import topics  # ~465 KB of English docs: always there, no download
+        return "".join(topics[k] for k in sorted(topics)).encode("utf-8")
+    if not os.path.isfile(path):
+        raise UsageError(f"lm: data file not found: {path}")
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data:
+        raise UsageError(f"lm: data file is empty: {path}")
+    return data
+
+
+def make_lm(context, device, data_seed, n_test, path=""):
+    """Byte-level language modelling: predict every next byte of a text.
+
+    Tokens are the 256 byte values. The first 90% of the file trains, the last 10% validates.
+    With context 4 and the text "def f(x):":
+
+        x:    d e f ' '        a window of the text
+        y:    e f ' ' f        the same window one byte later
+        mask: X X X X          (every position is scored)
+
+    Training windows start anywhere in the training part; the test set is up to n_test
+    non-overlapping windows of the validation part. Loss is in nats per byte; bits per byte
+    = loss / ln 2.
+    """
+    data = torch.frombuffer(bytearray(load_text(path)), dtype=torch.uint8).long().to(device)
+    n_val = len(data) // 10
+    train, val = data[:-n_val], data[-n_val:]
+    if len(val) < context + 1 or len(train) < context + 1:
+        raise UsageError(f"lm: the text ({len(data)} bytes) is too short for context {context}")
+    offs = torch.arange(context + 1, device=device)
+    starts = torch.arange(0, len(val) - context, context, device=device)[:n_test]
+    windows = val[starts[:, None] + offs]  # (n_windows, context+1)
+
+    def sample_lm(B, gen):
+        s = torch.randint(0, len(train) - context, (B, 1), generator=gen, device=gen.device)
+        w = train[s + offs]  # (B, context+1)
+        return w[:, :-1], w[:, 1:], torch.ones(B, context, dtype=torch.bool, device=gen.device)
+
+    itos = [chr(i) if 32 <= i < 127 else f"\\x{i:02x}" for i in range(256)]
+    task = Task("lm", context, vocab_size=256, block_size=context, itos=itos,
+                test=(windows[:, :-1], windows[:, 1:], torch.ones_like(windows[:, 1:], dtype=torch.bool)),
+                sample=sample_lm, note=f"{path or 'pydoc_data.topics'}: {len(train)} train / "
+                f"{len(val)} validation bytes")
+    task._test_hashes = torch.empty(0, dtype=torch.long, device=device)  # split by position
+    return task
+
+
+# -----------------------------------------------------------------------------
+# The registry: name -> (maker, CPU-friendly size, paper size, what the size means, recipe)
+#
+# The recipe is the training setting the task's defaults use on a laptop CPU; each value can be
+# overridden on the command line (see `python mixit.py --help`). The paper-scale settings are
+# in run_all.sh.
+
+TASKS = {
+    #            maker           cpu  paper  size means
+    "add":       (make_add,        5,  10, "digits per operand",
+                  dict(steps=1500, lr=3e-3, batch_size=128)),
+    "modadd":    (make_modadd,    97, 599, "the modulus p",
+                  dict(steps=1500, lr=3e-3, batch_size=512, weight_decay=0.1)),
+    "memorize":  (make_memorize,  64, 512, "n: the table is n x n",
+                  dict(steps=1500, lr=3e-3, batch_size=512)),
+    "dyck":      (make_dyck,      10,  30, "max pairs of brackets",
+                  dict(steps=1500, lr=3e-3, batch_size=128)),
+    "needle":    (make_needle,    10,  30, "max key-value pairs",
+                  dict(steps=1500, lr=3e-3, batch_size=128)),
+    "copy":      (make_copy,      10,  20, "max string length",
+                  dict(steps=1500, lr=3e-3, batch_size=128)),
+    "induction": (make_induction, 32,  64, "context length",
+                  dict(steps=1500, lr=3e-3, batch_size=128)),
+    "hop":       (make_hop,        2,  16, "hops k",
+                  dict(steps=1500, lr=3e-3, batch_size=128)),
+    "lm":        (make_lm,       128, 256, "context length in bytes",
+                  dict(steps=1500, lr=2e-3, batch_size=32)),
+}
+
+
+def make_task(name, size=0, device="cpu", data_seed=12345, n_test=2000, data_path=""):
+    """Build a task by name. size 0 means the task's CPU-friendly default."""
+    if name not in TASKS:
+        raise UsageError(f"unknown task '{name}'; choose one of: {', '.join(TASKS)}")
+    maker, cpu_size = TASKS[name][:2]
+    size = size or cpu_size
+    if name == "lm":
+        return make_lm(size, device, data_seed, n_test, data_path)
+    if data_path:
+        raise UsageError(f"--data is only used by --task lm, not by {name}")
+    return maker(size, device, data_seed, n_test)

@@ -339,13 +339,13 @@ def freeze(model, variant, verbose=True):
     """Set requires_grad=False on what the variant keeps at its random init. Frozen tensors get
     no gradient and are not given to the optimizer, so they stay bit-identical."""
     blocks = model.blocks
-    frozen_modules = {
-        "standard": [],
-        "frozen_qk": [m for b in blocks for m in (b.attn.q_proj, b.attn.k_proj)],  # W_Q, W_K, biases
-        "frozen_mlp": [b.mlp for b in blocks],  # gate, up, down and their biases
-        "mixit": [],  # its attention A is a buffer: fixed by construction, nothing to freeze
-        "random": list(blocks) + [model.norm_f],  # all but embeddings and head (Zhong & Andreas)
-    }[variant]
+    frozen_modules = []  # standard trains everything; MixiT's A is a buffer, fixed by construction
+    if variant == "frozen_qk":
+        frozen_modules = [m for b in blocks for m in (b.attn.q_proj, b.attn.k_proj)]  # W_Q, W_K
+    elif variant == "frozen_mlp":
+        frozen_modules = [b.mlp for b in blocks]  # gate, up, down (and their biases)
+    elif variant == "random":  # all but embeddings and head (Zhong & Andreas, 2024)
+        frozen_modules = list(blocks) + [model.norm_f]
     for m in frozen_modules:
         m.requires_grad_(False)
     n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)

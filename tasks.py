@@ -516,7 +516,7 @@ TASKS = {
     "needle":    (make_needle,    10,  30, "max key-value pairs",
                   dict(steps=1500, lr=3e-3, batch_size=128)),
     "copy":      (make_copy,      10,  20, "max string length",
-                  dict(steps=1500, lr=3e-3, batch_size=128)),
+                  dict(steps=1000, lr=3e-3, batch_size=128)),
     "induction": (make_induction, 32,  64, "context length",
                   dict(steps=1500, lr=3e-3, batch_size=128)),
     "hop":       (make_hop,        2,  16, "hops k",

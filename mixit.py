@@ -48,7 +48,7 @@ def _f(default, help):
 class Config:
     # what to run
     task: str = _f("copy", "task: " + ", ".join(tasks.TASKS))
-    variant: str = _f("standard", "what trains: " + ", ".join(VARIANTS) + " (see README)")
+    variant: str = _f("frozen_qk", "what trains: " + ", ".join(VARIANTS) + " (see README)")
     task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
                            "0 = the task's CPU-friendly default")
     data: str = _f("", "text file for --task lm (default: Python's own help text)")
@@ -112,8 +112,9 @@ def parse_args(argv):
     for f in dataclasses.fields(Config):
         kind = _bool if f.type in (bool, "bool") else {"int": int, "float": float}.get(
             f.type if isinstance(f.type, str) else f.type.__name__, str)
-        p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS,
-                       help=f"{f.metadata['help']} (default: {f.default})", metavar="")
+        extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--bench" = "--bench true"
+        p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar="",
+                       help=f"{f.metadata['help']} (default: {f.default})", **extra)
     return vars(p.parse_args(argv))
 
 
@@ -436,41 +437,51 @@ def build(cfg, verbose=True):
     return task, model, device, dtype, (n_train, n_frozen)
 
 
+def train_step(model, fwd, optimizer, batch, lr, cfg, dtype):
+    """One optimizer step on one batch. fwd is the model, or its compiled version on CUDA.
+    Returns the loss as a tensor: reading it (.item()) would wait for the GPU, so we don't."""
+    for g in optimizer.param_groups:
+        g["lr"] = lr
+    x, y, mask = batch
+    with torch.autocast(x.device.type, dtype=dtype, enabled=dtype != torch.float32):
+        logits = fwd(x)
+    loss = masked_loss(logits, y, mask)
+    loss.backward()
+    if cfg.grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss
+
+
 def train(cfg, task, model, device, dtype, record):
     """The training loop. Returns the list of evaluation results (the learning curve)."""
     optimizer = make_optimizer(model, cfg, device)
     fwd = torch.compile(model) if cfg.compile and device.startswith("cuda") else model
     gen = torch.Generator(device).manual_seed(cfg.seed)  # the training batches
-    history, t_log, steps_timed, train_time = [], time.time(), 0, 0.0
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    history, train_time, t0 = [], 0.0, time.time()  # train_time: the clock stops during evals
+    logged_time, logged_step = 0.0, 0
     for step in range(cfg.steps + 1):
         if step % cfg.eval_interval == 0 or step == cfg.steps:
-            train_time += time.time() - t_log
+            sync()
+            train_time += time.time() - t0
             m = evaluate(fwd, task, dtype)
             history.append({"step": step, **m})
             print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                   f"| exact {m['exact']:.4f}")
-            t_log = time.time()
+            t0 = time.time()
         if step == cfg.steps:
             break
-        for g in optimizer.param_groups:
-            g["lr"] = get_lr(step, cfg)
-        x, y, mask = task.get_batch(cfg.batch_size, gen)
-        with torch.autocast(device.split(":")[0], dtype=dtype, enabled=dtype != torch.float32):
-            logits = fwd(x)
-        loss = masked_loss(logits, y, mask)
-        loss.backward()
-        if cfg.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        steps_timed += 1
+        loss = train_step(model, fwd, optimizer, task.get_batch(cfg.batch_size, gen),
+                          get_lr(step, cfg), cfg, dtype)
         if (step + 1) % cfg.log_interval == 0:
             loss = loss.item()  # the only host sync of the loop, once per log line
-            dt = time.time() - t_log
-            train_time += dt
+            train_time, t0 = train_time + time.time() - t0, time.time()
+            ms = 1000 * (train_time - logged_time) / (step + 1 - logged_step)
+            logged_time, logged_step = train_time, step + 1
             print(f"step {step + 1:5d} | loss {loss:.4f} | lr {get_lr(step, cfg):.2e} "
-                  f"| {1000 * dt / steps_timed:.1f} ms/step")
-            t_log, steps_timed = time.time(), 0
+                  f"| {ms:.1f} ms/step")
     record["train_s"] = round(train_time, 2)
     return history
 
@@ -517,10 +528,52 @@ def show_examples(model, task, dtype, n):
     order = torch.cat([torch.nonzero(~right).flatten()[: n // 2], torch.nonzero(right).flatten()])
     print(f"\nexamples from the test set ({task.note}):")
     for i in order[:n].tolist():
-        shown = x[i][: int(torch.nonzero(mask[i]).max()) + 1] if task.name != "hop" else x[i]
-        print(f"  {'RIGHT' if right[i] else 'WRONG'}  {task.decode(shown)[-120:]}")
+        shown = x[i][: int(torch.nonzero(mask[i]).min()) + 1] if task.name != "hop" else x[i]
+        print(f"  {'RIGHT' if right[i] else 'WRONG'}  {task.decode(shown)[-120:]}  ->")
         print(f"         expected: {task.decode(y[i][mask[i]])[:100]}")
         print(f"         got:      {task.decode(pred[i][mask[i]])[:100]}")
+
+
+@torch.no_grad()
+def token_covariance(model, task, n=256):
+    """How alike are the token representations at the last block? (Table 6 of the paper.)
+
+    Each token's residual vector is normalized to zero mean and unit variance over its C
+    channels; the covariance of two tokens is then the mean over channels of their product (the
+    correlation, between -1 and 1). We average it over all pairs of positions of a sequence and
+    over n test sequences. Near 0: tokens are told apart; near 1: every position carries the same
+    vector (rank collapse), which is what deep random attention does to a Transformer."""
+    model.eval()
+    _, hidden, _ = model(task.test[0][:n], return_hidden=True)
+    h = hidden[-1].float()  # (B, T, C)
+    h = (h - h.mean(-1, keepdim=True)) / (h.std(-1, keepdim=True, unbiased=False) + 1e-6)
+    cov = h @ h.transpose(1, 2) / h.size(-1)  # (B, T, T): correlation of every pair of tokens
+    T = cov.size(1)
+    off_diagonal = ~torch.eye(T, dtype=torch.bool, device=cov.device)
+    return cov[:, off_diagonal].mean().item()
+
+
+@torch.no_grad()
+def induction_scores(model, task):
+    """Per layer and head, on the induction task's test set (query q at the last position, its
+    earlier occurrence at p):
+        induction score: attention from the query to p+1, the token after the earlier q
+        previous-token score: mean attention from each position t to t-1
+    An induction head scores near 1 on the first, a previous-token head on the second."""
+    model.eval()
+    x = task.test[0][:500]
+    _, _, atts = model(x, return_hidden=True)  # list of (B, H, T, T), one per layer
+    B, T = x.shape
+    p = (x[:, :-1] == x[:, -1:]).float().argmax(1)  # (B,) where the query appeared before
+    rows = torch.arange(B, device=x.device)
+    t = torch.arange(1, T, device=x.device)
+    scores = []
+    for att in atts:
+        att = att.float()
+        induction = att[rows, :, T - 1, p + 1].mean(0)  # (H,)
+        previous = att[:, :, t, t - 1].mean((0, 2))  # (H,)
+        scores.append({"induction": induction.tolist(), "previous": previous.tolist()})
+    return scores
 
 
 # -----------------------------------------------------------------------------
@@ -546,11 +599,74 @@ def load_checkpoint(path):
     return ckpt
 
 
+def environment(device, dtype):
+    """Where and with what a run ran, for its record."""
+    name = platform.processor() or platform.machine()
+    if device.startswith("cuda"):
+        name = torch.cuda.get_device_name()
+    return {"device": device, "device_name": name, "dtype": str(dtype).replace("torch.", ""),
+            "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "python": platform.python_version(), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
 def append_record(path, record):
     """One JSON line per run, written in one go; earlier lines are never touched."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
+
+
+# -----------------------------------------------------------------------------
+# Benchmark: `python mixit.py --bench` times training steps of every variant
+
+PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12}  # dense
+
+
+def model_flops_per_token(model, T):
+    """Forward + backward FLOPs per token: 6 per matmul weight (PaLM appendix B) plus the
+    attention's T x T products (6 * n_layer * T * C). Embedding lookups cost no FLOPs."""
+    n_matmul = sum(p.numel() for n, p in model.named_parameters() if p.dim() == 2 and "wte" not in n
+                   and "wpe" not in n)
+    return 6 * n_matmul + 6 * model.cfg.n_layer * T * model.cfg.n_embd
+
+
+def bench(cfg, variants=VARIANTS, warmup=10, iters=None):
+    """Time training steps (data, forward, backward, AdamW) after a warm-up, for each variant.
+    Appends one record with every variant's timings to cfg.out (Table 7 is rendered from it)."""
+    iters = iters or (100 if pick_device(cfg.device).startswith("cuda") else 20)
+    print(f"benchmark: task {cfg.task}, n_layer {cfg.n_layer}, n_embd {cfg.n_embd}, n_head "
+          f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up + {iters} timed steps")
+    rows = []
+    for variant in variants:
+        c = dataclasses.replace(cfg, variant=variant)
+        task, model, device, dtype, _ = build(c, verbose=False)
+        optimizer = make_optimizer(model, c, device)
+        fwd = torch.compile(model) if c.compile and device.startswith("cuda") else model
+        gen = torch.Generator(device).manual_seed(0)
+        sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+        for i in range(warmup + iters):
+            if i == warmup:
+                sync()
+                t0 = time.time()
+            train_step(model, fwd, optimizer, task.get_batch(c.batch_size, gen), c.lr, c, dtype)
+        sync()
+        dt = (time.time() - t0) / iters
+        tokens = c.batch_size * task.block_size
+        row = {"variant": variant, "ms_per_step": 1000 * dt, "samples_per_s": c.batch_size / dt,
+               "tokens_per_s": tokens / dt}
+        peak = next((v for k, v in PEAK_BF16_FLOPS.items() if device.startswith("cuda")
+                     and k in torch.cuda.get_device_name()), None)
+        if peak:
+            row["mfu"] = model_flops_per_token(model, task.block_size) * tokens / dt / peak
+        rows.append(row)
+        print(f"{variant:>10s} | {row['ms_per_step']:8.2f} ms/step | {row['samples_per_s']:9.0f} "
+              f"samples/s | {row['tokens_per_s']:10.0f} tokens/s"
+              + (f" | MFU {100 * row['mfu']:.1f}% of bf16 peak" if "mfu" in row else "")
+              + f" | {device} {str(dtype).replace('torch.', '')}")
+    if cfg.out:
+        append_record(cfg.out, {"config": dataclasses.asdict(cfg), "bench": rows, "iters": iters,
+                                **environment(device, dtype)})
+    return rows
 
 
 # -----------------------------------------------------------------------------
@@ -573,6 +689,8 @@ def run(cfg):
     final = history[-1]
     if task.capacity_bits:  # memorize: the paper's capacity measure (Table 4)
         final["bits_per_param"] = final["acc"] * task.capacity_bits / n_train
+    if task.block_size > 2:  # rank collapse with depth (Table 6)
+        final["token_cov"] = token_covariance(model, task)
     show_examples(model, task, dtype, cfg.examples)
     print(f"\nfinal test accuracy {final['acc']:.4f} (exact match {final['exact']:.4f}, "
           f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {time.time() - t0:.0f}s")
@@ -583,11 +701,7 @@ def run(cfg):
         "final": final, "best_acc": max(h["acc"] for h in history), "history": history,
         "steps": cfg.steps, "wall_s": round(time.time() - t0, 2),
         "ms_per_step": round(1000 * record["train_s"] / max(1, cfg.steps), 2),
-        "device": device, "device_name": torch.cuda.get_device_name() if device.startswith("cuda")
-        else platform.processor() or platform.machine(), "dtype": str(dtype),
-        "torch": torch.__version__, "python": platform.python_version(),
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    })
+        **environment(device, dtype)})
     if cfg.out:
         append_record(cfg.out, record)
     return record
@@ -597,8 +711,8 @@ def main(argv=None):
     try:
         given = parse_args(sys.argv[1:] if argv is None else argv)
         cfg = resolve_config(given)
-        if cfg.bench:
-            return bench(cfg)
+        if cfg.bench:  # every variant, unless one was named
+            return bench(cfg, (cfg.variant,) if "variant" in given else VARIANTS)
         run(cfg)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -606,10 +720,6 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was written for this run", file=sys.stderr)
         sys.exit(130)
-
-
-def bench(cfg):
-    raise UsageError("--bench is not implemented yet")
 
 
 if __name__ == "__main__":

@@ -394,7 +394,13 @@ def make_induction(context, device, data_seed, n_test):
                 note=f"{context} random tokens over {INDUCTION_SYMBOLS} symbols, then a query")
 
 
-HOP_SYMBOLS, HOP_LEN = 4, 64  # alphabet and length of the k-hop sequences
+HOP_SYMBOLS = 4  # alphabet of the k-hop sequences
+
+
+def hop_length(hops):
+    """Each hop moves back about HOP_SYMBOLS places, so k hops need about 4k tokens of history;
+    32 + 4k leaves most positions of a sequence with a defined answer (k = 2: 40, k = 16: 96)."""
+    return 32 + 4 * hops
 
 
 def sample_hop(B, gen, hops):
@@ -403,7 +409,7 @@ def sample_hop(B, gen, hops):
     token where k hops land; it is undefined when some hop finds no previous occurrence.
 
     This is a labelling task (y is not x shifted): the model reads x and at every position
-    predicts the k-hop token. Alphabet a..d, length 64. With k = 2 on "a b a c b a":
+    predicts the k-hop token. Alphabet a..d, length 32 + 4k. With k = 2 on "a b a c b a":
 
         x:    a b a c b a
         hop1 from 5 ('a'): previous 'a' at 2 -> land on 3 ('c');  hop2 from 3 ('c'): no
@@ -412,7 +418,7 @@ def sample_hop(B, gen, hops):
         y:    . . . . b .
         mask: . . . . X .          (every position whose k-hop answer is defined is scored)
     """
-    V, T, dev = HOP_SYMBOLS, HOP_LEN, gen.device
+    V, T, dev = HOP_SYMBOLS, hop_length(hops), gen.device
     x = _randint(0, V, (B, T), gen)
     # prev[b, i]: the last j < i with x[b, j] == x[b, i], or -1. One pass over positions.
     last_seen = torch.full((B, V), -1, dtype=torch.long, device=dev)
@@ -435,10 +441,10 @@ def make_hop(hops, device, data_seed, n_test):
     if not 1 <= hops <= 32:
         raise UsageError(f"hop: --task_size (hops k) must be 1..32, got {hops}")
     gen = torch.Generator(device).manual_seed(data_seed)
-    return Task("hop", hops, vocab_size=HOP_SYMBOLS, block_size=HOP_LEN,
+    return Task("hop", hops, vocab_size=HOP_SYMBOLS, block_size=hop_length(hops),
                 itos=[chr(ord("a") + i) for i in range(HOP_SYMBOLS)],
                 test=sample_hop(n_test, gen, hops), sample=lambda B, g: sample_hop(B, g, hops),
-                note=f"{hops}-hop induction on {HOP_LEN} tokens over {HOP_SYMBOLS} symbols")
+                note=f"{hops}-hop induction on {hop_length(hops)} tokens over {HOP_SYMBOLS} symbols")
 
 
 # -----------------------------------------------------------------------------

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Reproduce every table and figure of the paper (see README, "Results").
+#
+#   bash run_all.sh --quick   CPU scale: small widths and sizes, 1 seed, under 30 min on 2 cores
+#   bash run_all.sh           paper scale: width 512, paper task sizes, 3 seeds; meant for GPUs
+#   bash run_all.sh --smoke   the quick list with 20 steps per run: checks the pipeline in minutes
+#
+# Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
+# A cell whose record already exists is skipped, so an interrupted sweep resumes where it
+# stopped. Runs go in parallel: one per GPU (each sees only its own), or on a CPU one per core
+# with one thread each. At the end report.py renders the tables (results/tables_<scale>.md,
+# and the README between its markers) and draws the figures into plots/.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+SCALE=paper
+SMOKE=""
+case "${1:-}" in
+  --quick) SCALE=quick ;;
+  --smoke) SCALE=smoke; SMOKE="--steps 20 --eval_interval 10" ;;
+  "") ;;
+  *) echo "usage: bash run_all.sh [--quick | --smoke]" >&2; exit 2 ;;
+esac
+OUT=results/$SCALE.jsonl
+mkdir -p results/logs results/ckpt plots
+touch "$OUT"
+
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  JOBS=$(nvidia-smi -L | wc -l); THREADS=4
+else
+  JOBS=$(python -c "import os; print(max(1, os.cpu_count()))"); THREADS=1
+fi
+
+# --- the settings of each scale ---------------------------------------------------------------
+if [ $SCALE != paper ]; then
+  SEEDS="0"
+  BASE="--n_embd 64 --n_head 4 --n_layer 2 --batch_size 64 --eval_size 1000 --lr 3e-3"
+  BASE="$BASE --warmup 100 --eval_interval 250"
+  STEPS=1500
+  declare -A SIZE=([add]=4 [modadd]=59 [dyck]=6 [memorize]=48 [needle]=6 [copy]=8 [induction]=12 [hop]=2 [lm]=64)
+  NEEDLE_SIZES="3 6 12"            # figure: accuracy against the number of pairs
+  MEM="--n_embd 32 --n_head 4 --batch_size 1024 --steps 2000 --lr 1e-2 --task_size 128"
+  LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 1000 --lr 2e-3"
+  HEADS="1 4 16 64"; DEPTHS="1 2 4 8"
+  BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
+else
+  SEEDS="0 1 2"
+  BASE="--n_embd 512 --n_head 4 --n_layer 2 --batch_size 256 --eval_size 4000 --lr 1e-3"
+  BASE="$BASE --warmup 500 --eval_interval 1000"
+  STEPS=10000
+  declare -A SIZE=([add]=10 [modadd]=599 [dyck]=30 [memorize]=512 [needle]=30 [copy]=20 [induction]=64 [hop]=16 [lm]=256)
+  NEEDLE_SIZES="5 10 20 30"
+  MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 10000 --lr 5e-3 --task_size 512"
+  LM="--n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 20000 --lr 5e-4 --warmup 1000"
+  HEADS="4 32 64 256"; DEPTHS="2 4 8 16"
+  BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000"
+fi
+VARIANTS="standard frozen_qk frozen_mlp mixit random"
+
+# --- the list of runs: one line "TAG ARGS..." per cell and seed, unless its record exists -------
+JOBLIST=$(mktemp)
+trap 'rm -f "$JOBLIST"' EXIT
+cell() {  # cell TAG ARGS...: queue a run unless results already hold a record with this tag
+  local tag=$1; shift
+  grep -q "\"tag\": \"$tag\"" "$OUT" || echo "$tag $* $SMOKE" >>"$JOBLIST"
+}
+for seed in $SEEDS; do
+  for v in $VARIANTS; do
+    for t in needle induction copy hop; do        # Table 1: retrieval
+      extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${SCALE}_induction_$v.pt"
+      cell "t1/$t/$v/s$seed" $BASE --steps $STEPS --task $t --task_size ${SIZE[$t]} --variant $v --seed $seed $extra
+    done
+    cell "t2/lm/$v/s$seed" $LM --task lm --task_size ${SIZE[lm]} --variant $v --seed $seed   # Table 2
+    for t in add modadd dyck; do                  # Table 3: no input-dependent attention needed
+      cell "t3/$t/$v/s$seed" $BASE --steps $STEPS --task $t --task_size ${SIZE[$t]} --variant $v --seed $seed
+    done
+    cell "t4/memorize/$v/s$seed" $MEM --task memorize --variant $v --seed $seed  # Tables 3 and 4
+  done
+  for v in standard frozen_qk frozen_mlp mixit; do  # figure: needle accuracy against pairs
+    for n in $NEEDLE_SIZES; do
+      cell "f1/needle$n/$v/s$seed" $BASE --steps $STEPS --task needle --task_size $n --variant $v --seed $seed
+    done
+  done
+  for h in $HEADS; do                              # Table 5: more heads for MixiT on add
+    cell "t5/add/heads$h/s$seed" $BASE --steps $STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
+  done
+  for L in $DEPTHS; do                             # Table 6: depth, random vs MixiT on add
+    for v in random mixit; do
+      cell "t6/add/$v-L$L/s$seed" $BASE --steps $STEPS --task add --task_size ${SIZE[add]} --variant $v --n_layer $L --seed $seed
+    done
+  done
+done
+grep -q '"tag": "t7/bench"' "$OUT" || echo "t7/bench $BENCH --bench" >>"$JOBLIST"  # Table 7
+
+# --- run them, $JOBS at a time; each job gets a slot number, which picks its GPU -------------------
+n=$(wc -l <"$JOBLIST")
+echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in results/logs/"
+start=$(date +%s)
+export OUT THREADS
+# the benchmark (last line) runs alone, so that its timings are not disturbed by other runs
+grep -v '^t7/bench' "$JOBLIST" >"$JOBLIST.runs" || true
+grep '^t7/bench' "$JOBLIST" >"$JOBLIST.bench" || true
+run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT)
+  local tag=$1; shift
+  local log="results/logs/${tag//\//_}.log"
+  if CUDA_VISIBLE_DEVICES=${SLOT:-0} OMP_NUM_THREADS=$THREADS \
+     python mixit.py "$@" --tag "$tag" --out "$OUT" --examples 0 --log_interval 250 >"$log" 2>&1; then
+    echo "  done   $tag  ($(grep -o 'final test accuracy [0-9.]*' "$log" || echo benchmark))"
+  else
+    echo "  FAILED $tag  (see $log)"
+  fi
+}
+export -f run_one
+xargs -a "$JOBLIST.runs" -P "$JOBS" -L 1 --process-slot-var=SLOT bash -c 'run_one "$@"' _ || true
+THREADS=$(python -c "import os; print(os.cpu_count())") \
+  xargs -a "$JOBLIST.bench" -L 1 bash -c 'run_one "$@"' _ || true
+rm -f "$JOBLIST.runs" "$JOBLIST.bench"
+echo "run_all ($SCALE): runs took $(( $(date +%s) - start ))s"
+
+python report.py --scale "$SCALE"

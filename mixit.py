@@ -124,10 +124,12 @@ def resolve_config(given):
     if "load" in given:
         ckpt = load_checkpoint(given["load"])
         for k in ARCH_KEYS:
-            if k in given and given[k] != ckpt["config"][k]:
+            zero_is_default = k in ("task_size", "block_size") and given.get(k) == 0
+            if k in given and given[k] != ckpt["config"][k] and not zero_is_default:
                 raise UsageError(f"checkpoint {given['load']} has --{k} {ckpt['config'][k]}, "
                                  f"but you asked for --{k} {given[k]}")
             settings[k] = ckpt["config"][k]
+        given = {k: v for k, v in given.items() if not (k in settings and v == 0)}
     task = given.get("task", settings.get("task", Config.task))
     if task not in tasks.TASKS:
         raise UsageError(f"unknown task '{task}'; choose one of: {', '.join(tasks.TASKS)}")
@@ -148,6 +150,18 @@ def resolve_config(given):
     for k in ("batch_size", "eval_interval", "log_interval"):
         if getattr(cfg, k) < 1:
             raise UsageError(f"--{k} must be at least 1")
+    if not cfg.lr > 0:  # (also catches nan)
+        raise UsageError(f"--lr must be positive, got {cfg.lr}")
+    for k in ("beta1", "beta2"):
+        if not 0 <= getattr(cfg, k) < 1:
+            raise UsageError(f"--{k} must be in [0, 1), got {getattr(cfg, k)}")
+    for k in ("weight_decay", "grad_clip"):
+        if not getattr(cfg, k) >= 0:
+            raise UsageError(f"--{k} must not be negative, got {getattr(cfg, k)}")
+    for k in ("out", "save"):  # fail now, not after the whole run
+        path = getattr(cfg, k)
+        if path and (os.path.isdir(path) or os.path.isfile(os.path.dirname(path) or ".")):
+            raise UsageError(f"--{k} {path} is not a file path that can be written")
     if cfg.dtype not in ("auto", "float32", "bfloat16"):
         raise UsageError(f"--dtype must be auto, float32 or bfloat16, not '{cfg.dtype}'")
     return cfg
@@ -366,8 +380,13 @@ def freeze(model, variant, verbose=True):
 
 def pick_device(name):
     if name != "auto":
+        if name.split(":")[0] not in ("cpu", "cuda", "mps"):
+            raise UsageError(f"unknown device '{name}'; use auto, cpu, cuda (or cuda:N) or mps")
         if name.startswith("cuda") and not torch.cuda.is_available():
             raise UsageError("--device cuda asked for, but no CUDA GPU is visible")
+        if name == "mps" and not (getattr(torch.backends, "mps", None)
+                                  and torch.backends.mps.is_available()):
+            raise UsageError("--device mps asked for, but Apple's MPS is not available")
         return name
     if torch.cuda.is_available():
         return "cuda"
@@ -468,7 +487,7 @@ def train(cfg, task, model, device, dtype, record):
             sync()
             train_time += time.time() - t0
             m = evaluate(fwd, task, dtype)
-            history.append({"step": step, **m})
+            history.append({"step": step, "train_s": round(train_time, 2), **m})
             print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                   f"| exact {m['exact']:.4f}")
             t0 = time.time()
@@ -690,7 +709,7 @@ def run(cfg):
     final = history[-1]
     if task.capacity_bits:  # memorize: the paper's capacity measure (Table 4)
         final["bits_per_param"] = final["acc"] * task.capacity_bits / n_train
-    if task.block_size > 2:  # rank collapse with depth (Table 6)
+    if task.block_size > 2 and len(task.test[0]):  # rank collapse with depth (Table 6)
         final["token_cov"] = token_covariance(model, task)
     show_examples(model, task, dtype, cfg.examples)
     print(f"\nfinal test accuracy {final['acc']:.4f} (exact match {final['exact']:.4f}, "

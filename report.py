@@ -161,8 +161,8 @@ def render(cells, scale):
 def plot_needle(cells, scale):
     plt.figure(figsize=(5, 3.5))
     for v in ["standard", "frozen_qk", "frozen_mlp", "mixit"]:
-        pts = sorted((int(c.split("/")[1][6:]), sum(a) / len(a)) for c in cells
-                     if c.startswith("f1/") and c.endswith(f"/{v}") and (a := final(cells, c)))
+        pts = sorted((runs[0]["config"]["task_size"], sum(a) / len(a)) for c, runs in cells.items()
+                     if re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c) and (a := final(cells, c)))
         if pts:
             plt.plot(*zip(*pts), "o-", label=NAMES[v])
     plt.xlabel("max key-value pairs (task_size)")

@@ -1,0 +1,951 @@
+"""
+Tests for mixit.py (model, variants, freezing, training, CLI) and tasks.py (the data).
+
+Run them with
+
+    python -m pytest -q test_mixit.py
+
+Every model here is tiny (width 32, 4 heads, 2 layers) and every task small, so the whole file
+runs in well under two minutes on a 2-core CPU. Each test checks one property, said in its
+docstring; the sections follow the order of mixit.py: model, MixiT's mixing matrices, freezing,
+tasks, training, checkpoints, command line, learning-rate schedule.
+"""
+
+import dataclasses
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mixit
+import tasks
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Flags shared by every test that builds a model: tiny, on the CPU, in fp32, quiet, no records.
+BASE_FLAGS = ["--n_embd", "32", "--n_head", "4", "--n_layer", "2", "--device", "cpu",
+              "--dtype", "float32", "--examples", "0", "--out", "", "--eval_size", "64"]
+
+# For command lines that must fail: settings that make a *valid* run fast, so that a case the
+# CLI wrongly accepts fails quickly instead of training for minutes. Later flags win.
+SAFE = BASE_FLAGS + ["--steps", "0", "--eval_size", "8"]
+
+# A small size for every task (digits, modulus, n, pairs, length, hops, context).
+SMALL_SIZES = {"add": 3, "modadd": 11, "memorize": 6, "dyck": 4, "needle": 5, "copy": 5,
+               "induction": 10, "hop": 2, "lm": 32}
+
+
+def make_config(*flags):
+    """A Config built exactly as the command line builds it: BASE_FLAGS, then `flags`."""
+    return mixit.resolve_config(mixit.parse_args(BASE_FLAGS + list(flags)))
+
+
+def build_model(variant, *flags):
+    """(task, model) for a tiny model of `variant`, by default on copy with strings up to 4."""
+    cfg = make_config("--variant", variant, "--task", "copy", "--task_size", "4", *flags)
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.eval()
+    return task, model
+
+
+def random_tokens(task, batch=3, seed=0):
+    """A (batch, block_size) tensor of random tokens of the task's vocabulary."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randint(0, task.vocab_size, (batch, task.block_size), generator=gen)
+
+
+def rows(t):
+    """A (B, T) tensor as a list of B plain Python lists, for easy decoding."""
+    return t.tolist()
+
+
+def decodable_rows(task, batch_size=64, seed=1):
+    """The rows (x, y, mask) of the task's test set and of one training batch, as plain Python
+    lists. Training rows that equal a test row have an all-False mask (a property tested on
+    its own below), so they are left out here."""
+    x, y, mask = (torch.cat([a, b]) for a, b in
+                  zip(task.test, task.get_batch(batch_size, torch.Generator().manual_seed(seed))))
+    return [(xs, ys, ms) for xs, ys, ms in zip(rows(x), rows(y), rows(mask)) if any(ms)]
+
+
+def assert_usage_error(argv, capsys):
+    """mixit.main(argv) must exit with status 2 and print exactly one 'error: ...' line on
+    stderr, with no traceback. Returns that line so a test can check what it says."""
+    with pytest.raises(SystemExit) as exc:
+        mixit.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+# -----------------------------------------------------------------------------
+# Model: shapes and causality, for every variant
+
+
+@pytest.mark.parametrize("variant", mixit.VARIANTS)
+def test_logits_have_shape_batch_time_vocab(variant):
+    """The model maps (B, T) token ids to (B, T, vocab) logits, for full and shorter inputs; a
+    shorter input gets the same logits as the first positions of the full one."""
+    task, model = build_model(variant)
+    x = random_tokens(task, batch=3)
+    with torch.no_grad():
+        full = model(x)
+        prefix = model(x[:, :5])
+    assert full.shape == (3, task.block_size, task.vocab_size)
+    assert prefix.shape == (3, 5, task.vocab_size)
+    assert torch.allclose(prefix, full[:, :5], atol=1e-5)  # a prefix sees the same positions
+
+
+@pytest.mark.parametrize("variant", mixit.VARIANTS)
+def test_model_is_causal(variant):
+    """Changing the token at position t leaves the logits before t bit-identical (no position
+    looks ahead), while the logits from t on do change (the model does read its input)."""
+    task, model = build_model(variant)
+    x = random_tokens(task, batch=2)
+    with torch.no_grad():
+        before = model(x)
+        for t in range(1, task.block_size):
+            changed = x.clone()
+            changed[:, t] = (changed[:, t] + 1) % task.vocab_size
+            after = model(changed)
+            assert torch.equal(after[:, :t], before[:, :t]), f"position < {t} saw token {t}"
+            assert not torch.equal(after[:, t:], before[:, t:])
+
+
+@pytest.mark.parametrize("variant", ["standard", "mixit"])
+def test_attention_maps_are_the_ones_the_model_uses(variant):
+    """With return_hidden=True (used for the figures) the model gives the same logits as the
+    fast path, and every returned attention map is causal with rows summing to 1."""
+    task, model = build_model(variant)
+    x = random_tokens(task, batch=2)
+    T = task.block_size
+    with torch.no_grad():
+        logits, hidden, atts = model(x, return_hidden=True)
+        assert torch.allclose(logits, model(x), atol=1e-5)
+    assert len(hidden) == len(atts) == 2  # one per layer
+    for att in atts:
+        assert att.shape == (2, 4, T, T)
+        assert torch.equal(att.triu(1), torch.zeros_like(att))
+        assert torch.allclose(att.sum(-1), torch.ones(2, 4, T), atol=1e-5)
+
+
+def test_input_longer_than_block_size_is_a_usage_error():
+    """Feeding more tokens than block_size raises a clean UsageError, not an index error."""
+    task, model = build_model("standard")
+    too_long = torch.zeros(1, task.block_size + 1, dtype=torch.long)
+    with pytest.raises(tasks.UsageError):
+        model(too_long)
+
+
+@pytest.mark.parametrize("variant", ["standard", "mixit"])
+def test_init_is_normal_002_with_zero_biases(variant):
+    """Every Linear and Embedding weight starts N(0, 0.02^2), every bias at 0, every norm gain
+    at 1 (the reference's init, which is what frozen weights keep)."""
+    cfg = make_config("--variant", variant, "--task", "copy", "--task_size", "10")
+    _, model, _, _, _ = mixit.build(cfg, verbose=False)
+    for name, p in model.named_parameters():
+        if name.endswith(".bias"):
+            assert torch.equal(p, torch.zeros_like(p)), name
+        elif p.dim() == 1:  # RMSNorm gains
+            assert torch.equal(p, torch.ones_like(p)), name
+        else:
+            assert abs(p.mean().item()) < 0.005, name
+            assert p.std().item() == pytest.approx(mixit.INIT_STD, rel=0.15), name
+
+
+# -----------------------------------------------------------------------------
+# MixiT: the fixed random mixing matrices
+
+
+def test_mixing_matrices_are_causal_and_rows_sum_to_one():
+    """Every head's A is lower-triangular, each row sums to 1, and (unlike softmax attention)
+    some entries are negative."""
+    gen = torch.Generator().manual_seed(0)
+    A = mixit.mixing_matrices(4, 16, 8, gen, sink=True)
+    assert A.shape == (4, 16, 16)
+    assert torch.equal(A.triu(1), torch.zeros_like(A))
+    assert torch.allclose(A.sum(-1), torch.ones(4, 16), atol=1e-5)
+    assert (A < 0).any()
+
+
+def sink_matrix(T):
+    """The sink head written out by hand: 1/2 on the diagonal plus 1/2 on column 0."""
+    S = 0.5 * torch.eye(T)
+    S[:, 0] += 0.5
+    return S
+
+
+def test_sink_head_is_half_self_half_first_token():
+    """With sink=True head 0 is exactly 0.5 on the diagonal + 0.5 on column 0, so its row 0 is
+    [1, 0, ...]; the other heads are not the sink."""
+    A = mixit.mixing_matrices(4, 8, 8, torch.Generator().manual_seed(0), sink=True)
+    assert torch.equal(A[0], sink_matrix(8))
+    assert A[0, 0].tolist() == [1.0] + [0.0] * 7
+    for h in range(1, 4):
+        assert not torch.allclose(A[h], sink_matrix(8))
+
+
+def test_no_sink_head_when_sink_is_off():
+    """With sink=False head 0 is random mixing like the others (off-diagonal noise, rows sum
+    to 1)."""
+    A = mixit.mixing_matrices(4, 8, 8, torch.Generator().manual_seed(0), sink=False)
+    assert not torch.allclose(A[0], sink_matrix(8))
+    noise = (A[0] - torch.eye(8)).tril(-1)
+    assert noise.abs().sum() > 0
+    assert torch.allclose(A[0].sum(-1), torch.ones(8), atol=1e-5)
+
+
+def test_mixing_strength_differs_between_heads_and_stays_in_range():
+    """sigma_h ~ U[1/sqrt(T d_h), 1/sqrt(T)]: the spread of the off-diagonal entries differs from
+    head to head and stays (up to sampling noise) between those two bounds."""
+    T, head_dim, H = 64, 16, 8
+    A = mixit.mixing_matrices(H, T, head_dim, torch.Generator().manual_seed(0), sink=False)
+    below_diagonal = torch.ones(T, T).tril(-1).bool()
+    stds = torch.stack([A[h][below_diagonal].std() for h in range(H)])
+    lo, hi = 1 / (T * head_dim) ** 0.5, 1 / T ** 0.5
+    assert (stds > 0.85 * lo).all() and (stds < 1.05 * hi).all(), stds
+    assert stds.max() / stds.min() > 1.5, stds  # heads mix with clearly different strengths
+
+
+def test_mixing_matrices_depend_on_seed_only():
+    """The same generator seed gives bit-identical matrices; another seed gives other ones."""
+    def draw(seed):
+        return mixit.mixing_matrices(4, 16, 8, torch.Generator().manual_seed(seed))
+    assert torch.equal(draw(0), draw(0))
+    assert not torch.equal(draw(0), draw(1))
+
+
+def mixing_buffers(model):
+    """The A buffer of every MixiT block."""
+    return [block.attn.A for block in model.blocks]
+
+
+def test_each_layer_has_its_own_mixing_matrix():
+    """Different layers get different random heads (only the sink head 0 is shared)."""
+    _, model = build_model("mixit")
+    A0, A1 = mixing_buffers(model)
+    assert torch.equal(A0[0], A1[0])  # the sink
+    assert not torch.equal(A0[1:], A1[1:])
+    _, model = build_model("mixit", "--mixit_sink", "false")
+    A0, A1 = mixing_buffers(model)
+    for h in range(4):
+        assert not torch.equal(A0[h], A1[h])
+
+
+def test_model_mixing_matrices_follow_the_seed():
+    """Two MixiT models built with the same --seed have identical A; another seed changes A."""
+    _, first = build_model("mixit", "--seed", "0")
+    _, again = build_model("mixit", "--seed", "0")
+    _, other = build_model("mixit", "--seed", "1")
+    for a, b, c in zip(mixing_buffers(first), mixing_buffers(again), mixing_buffers(other)):
+        assert torch.equal(a, b)
+        assert not torch.equal(a, c)
+
+
+def test_mixing_matrix_survives_save_and_load(tmp_path):
+    """A is saved in the checkpoint: loading it into a model built with a *different* seed
+    (hence a different A) restores the original A and the original logits exactly."""
+    cfg = make_config("--variant", "mixit", "--task", "copy", "--task_size", "4", "--seed", "0")
+    task, saved, _, _, _ = mixit.build(cfg, verbose=False)
+    path = str(tmp_path / "mixit.pt")
+    mixit.save_checkpoint(path, saved, cfg)
+
+    _, fresh = build_model("mixit", "--seed", "1")
+    assert not torch.equal(mixing_buffers(fresh)[0], mixing_buffers(saved)[0])
+    fresh.load_state_dict(mixit.load_checkpoint(path)["model"])
+
+    for a, b in zip(mixing_buffers(fresh), mixing_buffers(saved)):
+        assert torch.equal(a, b)
+    x = random_tokens(task)
+    saved.eval()
+    with torch.no_grad():
+        assert torch.equal(fresh(x), saved(x))
+
+
+def test_mixing_matrix_moves_with_the_model():
+    """A is a buffer: model.to(float64) converts it too, and the float64 model computes the
+    same logits as the float32 one."""
+    task, model = build_model("mixit")
+    x = random_tokens(task)
+    with torch.no_grad():
+        logits32 = model(x)
+        model.to(torch.float64)
+        assert all(A.dtype == torch.float64 for A in mixing_buffers(model))
+        logits64 = model(x)
+    assert logits64.dtype == torch.float64
+    assert torch.allclose(logits64.float(), logits32, atol=1e-5)
+
+
+# -----------------------------------------------------------------------------
+# Freezing: which parameters each variant trains
+
+
+def is_trainable(variant, name):
+    """What SPEC.md says each variant trains, written independently of mixit.freeze()."""
+    if variant == "frozen_qk":
+        return not re.search(r"\.attn\.(q_proj|k_proj)\.", name)
+    if variant == "frozen_mlp":
+        return ".mlp." not in name
+    if variant == "random":
+        return name.split(".")[0] in ("wte", "wpe", "lm_head")
+    return True  # standard and mixit train every parameter (MixiT's A is not a parameter)
+
+
+def tiny_training_config(variant):
+    """A few steps of 2-digit addition, enough to move every trainable weight."""
+    return make_config("--variant", variant, "--task", "add", "--task_size", "2",
+                       "--steps", "3", "--warmup", "0", "--batch_size", "16", "--lr", "1e-2",
+                       "--eval_interval", "100", "--log_interval", "100")
+
+
+@pytest.mark.parametrize("variant", mixit.VARIANTS)
+def test_training_changes_exactly_the_trainable_parameters(variant):
+    """After a few steps of the real training loop, frozen parameters (and all buffers, such as
+    MixiT's A) are bit-identical to their init, and every trainable parameter has moved."""
+    cfg = tiny_training_config(variant)
+    task, model, device, dtype, _ = mixit.build(cfg, verbose=False)
+    params_before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    buffers_before = {n: b.detach().clone() for n, b in model.named_buffers()}
+
+    mixit.train(cfg, task, model, device, dtype, record={})
+
+    for name, p in model.named_parameters():
+        assert p.requires_grad == is_trainable(variant, name), name
+        if is_trainable(variant, name):
+            assert not torch.equal(p, params_before[name]), f"{name} did not train"
+        else:
+            assert torch.equal(p, params_before[name]), f"{name} is frozen but changed"
+    for name, b in model.named_buffers():
+        assert torch.equal(b, buffers_before[name]), f"buffer {name} changed"
+
+
+def frozen_names(model):
+    """Names of the parameters that get no gradient."""
+    return {n for n, p in model.named_parameters() if not p.requires_grad}
+
+
+def test_frozen_qk_freezes_exactly_query_and_key_weights_and_biases():
+    """Frozen-QK freezes W_Q, W_K and their biases in every layer, and nothing else."""
+    _, model = build_model("frozen_qk")
+    expected = {f"blocks.{i}.attn.{proj}.{kind}" for i in range(2)
+                for proj in ("q_proj", "k_proj") for kind in ("weight", "bias")}
+    assert frozen_names(model) == expected
+
+
+def test_frozen_mlp_freezes_exactly_the_mlps():
+    """Frozen-MLP freezes gate, up and down projections (weights and biases) of every layer."""
+    _, model = build_model("frozen_mlp")
+    expected = {f"blocks.{i}.mlp.{proj}.{kind}" for i in range(2)
+                for proj in ("gate_proj", "up_proj", "down_proj") for kind in ("weight", "bias")}
+    assert frozen_names(model) == expected
+
+
+def test_random_transformer_trains_only_embeddings_and_head():
+    """The random transformer trains the token embedding and the output head only."""
+    _, model = build_model("random")
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable == {"wte.weight", "lm_head.weight"}
+
+
+def test_mixit_attention_has_only_value_and_output_projections():
+    """MixiT has no queries and keys: its attention learns only V and O (A is a fixed buffer)."""
+    _, model = build_model("mixit")
+    for block in model.blocks:
+        names = {n for n, _ in block.attn.named_parameters()}
+        assert names == {"v_proj.weight", "v_proj.bias", "o_proj.weight", "o_proj.bias"}
+        assert [n for n, _ in block.attn.named_buffers()] == ["A"]
+
+
+@pytest.mark.parametrize("variant", mixit.VARIANTS)
+def test_parameter_counts_and_optimizer_match_the_freezing(variant):
+    """build() reports n_train + n_frozen == all parameters, n_frozen matches what the variant
+    freezes, and the optimizer holds each trainable parameter once and no frozen one."""
+    cfg = make_config("--variant", variant, "--task", "copy", "--task_size", "4")
+    _, model, device, _, (n_train, n_frozen) = mixit.build(cfg, verbose=False)
+    named = list(model.named_parameters())
+    assert n_train + n_frozen == sum(p.numel() for _, p in named)
+    assert n_frozen == sum(p.numel() for n, p in named if not is_trainable(variant, n))
+
+    optimizer = mixit.make_optimizer(model, cfg, device)
+    in_optimizer = [id(p) for g in optimizer.param_groups for p in g["params"]]
+    assert len(in_optimizer) == len(set(in_optimizer))
+    assert set(in_optimizer) == {id(p) for n, p in named if is_trainable(variant, n)}
+
+
+def test_weight_decay_applies_to_matrices_and_embeddings_only():
+    """AdamW decays 2-D weights (matrices, embeddings) and never biases or norm gains."""
+    cfg = make_config("--variant", "standard", "--task", "copy", "--task_size", "4")
+    _, model, device, _, _ = mixit.build(cfg, verbose=False)
+    for group in mixit.make_optimizer(model, cfg, device).param_groups:
+        for p in group["params"]:
+            assert (group["weight_decay"] > 0) == (p.dim() >= 2)
+
+
+# -----------------------------------------------------------------------------
+# Tasks: shapes, vocabularies, reproducibility
+
+
+def small_task(name, data_seed=123, n_test=64):
+    """A task of the size SMALL_SIZES gives it, on the CPU."""
+    return tasks.make_task(name, SMALL_SIZES[name], "cpu", data_seed, n_test)
+
+
+@pytest.mark.parametrize("name", list(tasks.TASKS))
+def test_task_batches_have_the_right_shapes_and_tokens(name):
+    """Test set and training batches are (B, block_size) int64 x, y and bool mask, with every
+    token inside the vocabulary and (nearly) every test row scored somewhere."""
+    task = small_task(name)
+    batch = task.get_batch(32, torch.Generator().manual_seed(0))
+    for x, y, mask in (task.test, batch):
+        assert x.shape == y.shape == mask.shape
+        assert x.shape[0] >= 1 and x.shape[1] == task.block_size
+        assert x.dtype == y.dtype == torch.int64 and mask.dtype == torch.bool
+        for t in (x, y):
+            assert 0 <= t.min() and t.max() < task.vocab_size
+    assert batch[0].shape[0] == 32
+    assert task.test[2].any(1).float().mean() > 0.9
+
+
+@pytest.mark.parametrize("name", list(tasks.TASKS))
+def test_training_batches_follow_the_generator_seed(name):
+    """The same generator seed draws the identical batch; another seed draws a different one."""
+    task = small_task(name)
+    def draw(seed):
+        return task.get_batch(32, torch.Generator().manual_seed(seed))
+    for a, b in zip(draw(1), draw(1)):
+        assert torch.equal(a, b)
+    assert not torch.equal(draw(1)[0], draw(2)[0])
+
+
+@pytest.mark.parametrize("name", list(tasks.TASKS))
+def test_test_set_is_fixed_by_the_data_seed(name):
+    """The same data seed gives the identical test set; another data seed (except for lm,
+    whose test set is the end of the text) gives a different one."""
+    first, again, other = small_task(name, 1), small_task(name, 1), small_task(name, 2)
+    for a, b in zip(first.test, again.test):
+        assert torch.equal(a, b)
+    if name != "lm":
+        assert any(not torch.equal(a, c) for a, c in zip(first.test, other.test))
+
+
+def test_unknown_task_and_bad_sizes_are_usage_errors():
+    """make_task refuses an unknown task name and sizes the task cannot take."""
+    with pytest.raises(tasks.UsageError):
+        tasks.make_task("nosuchtask")
+    for name, bad_size in [("add", 18), ("modadd", 3), ("needle", 129), ("hop", 33)]:
+        with pytest.raises(tasks.UsageError):
+            tasks.make_task(name, bad_size, "cpu", 0, 8)
+
+
+# -----------------------------------------------------------------------------
+# Tasks: every example decodes to a correct answer
+
+
+def test_add_answer_is_the_reversed_sum():
+    """add: decoding a and b (least-significant digit first) from x, y[mask] spells the N+1
+    digits of a+b least-significant first, and mask covers exactly those N+1 positions."""
+    N = 3
+    task = tasks.make_task("add", N, "cpu", 0, 64)
+    for xs, ys, ms in decodable_rows(task):
+        a_digits, b_digits = xs[:N], xs[N + 1:2 * N + 1]
+        assert xs[N] == 10 and xs[2 * N + 1] == 11  # '+' and '='
+        a = sum(d * 10 ** i for i, d in enumerate(a_digits))
+        b = sum(d * 10 ** i for i, d in enumerate(b_digits))
+        assert 10 ** (N - 1) <= a < 10 ** N and 10 ** (N - 1) <= b < 10 ** N  # exactly N digits
+        expected = [(a + b) // 10 ** i % 10 for i in range(N + 1)]
+        answer_positions = [t for t, m in enumerate(ms) if m]
+        assert answer_positions == list(range(2 * N + 1, 3 * N + 2))
+        assert [ys[t] for t in answer_positions] == expected
+
+
+def test_modadd_answer_and_disjoint_split():
+    """modadd: y[mask] == (a + b) mod p; the train and test pairs are disjoint, together they
+    are all p^2 pairs (95% / 5%), and training batches only draw training pairs."""
+    p = 11
+    task = tasks.make_task("modadd", p, "cpu", 0, 1000)
+    train_x, test_x = task.train[0], task.test[0]
+    for x, y, mask in (task.train, task.test):
+        assert torch.equal(mask, torch.tensor([[False, True]]).expand_as(mask))
+        assert torch.equal(y[:, 1], (x[:, 0] + x[:, 1]) % p)
+    train_pairs = {tuple(r) for r in rows(train_x)}
+    test_pairs = {tuple(r) for r in rows(test_x)}
+    assert len(train_pairs) == train_x.shape[0] and len(test_pairs) == test_x.shape[0]
+    assert not train_pairs & test_pairs
+    assert train_pairs | test_pairs == {(a, b) for a in range(p) for b in range(p)}
+    assert len(test_pairs) == p * p - int(0.95 * p * p)
+    batch_x = task.get_batch(256, torch.Generator().manual_seed(0))[0]
+    assert {tuple(r) for r in rows(batch_x)} <= train_pairs
+
+
+def test_memorize_table_is_consistent_and_complete():
+    """memorize: the training set lists every pair (x1, x2) once, each pair always gets the
+    same label (in the training set, the test set and random batches), labels lie in [n]."""
+    n = 6
+    task = tasks.make_task("memorize", n, "cpu", 0, 64)
+    x, y, mask = task.train
+    pairs = [(x1, x2 - n) for x1, x2 in rows(x)]
+    assert sorted(pairs) == [(a, b) for a in range(n) for b in range(n)]
+    assert mask[:, 1].all() and not mask[:, 0].any()
+    table = dict(zip(pairs, y[:, 1].tolist()))
+    assert all(0 <= label < n for label in table.values())
+    batch = task.get_batch(200, torch.Generator().manual_seed(0))
+    for xs, ys in zip(rows(torch.cat([batch[0], task.test[0]])),
+                      rows(torch.cat([batch[1], task.test[1]]))):
+        assert ys[1] == table[(xs[0], xs[1] - n)]
+
+
+def is_balanced(brackets):
+    """Plain Python: token 1 is '(' and token 2 is ')'."""
+    depth = 0
+    for b in brackets:
+        depth += 1 if b == 1 else -1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def test_dyck_label_matches_the_brackets():
+    """dyck: the label after '?' is 'yes' exactly when the bracket string is balanced, and the
+    mask is the single position that predicts it (the one holding '?'). Both answers are common."""
+    task = tasks.make_task("dyck", 4, "cpu", 0, 100)
+    labels = []
+    for xs, ys, ms in decodable_rows(task, 100):
+        q = xs.index(3)  # the '?'
+        assert all(b in (1, 2) for b in xs[:q])
+        assert [t for t, m in enumerate(ms) if m] == [q]
+        assert ys[q] == (4 if is_balanced(xs[:q]) else 5)
+        labels.append(ys[q])
+    assert 0.25 < labels.count(4) / len(labels) < 0.75  # neither answer dominates
+
+
+def test_needle_answer_is_the_value_of_the_queried_key():
+    """needle: parse the distinct key-value pairs and the query; y at the query position (the
+    only scored one) is the value stored under the queried key."""
+    N = 5
+    task = tasks.make_task("needle", N, "cpu", 0, 64)
+    for xs, ys, ms in decodable_rows(task):
+        stored, i = {}, 0
+        while 256 <= xs[i] < 256 + N:  # a key token, followed by its value
+            key, value = xs[i] - 256, xs[i + 1]
+            assert key not in stored and 1 <= value <= 255
+            stored[key] = value
+            i += 2
+        assert stored and 256 + N <= xs[i] < 256 + 2 * N  # the query token
+        assert [t for t, m in enumerate(ms) if m] == [i]
+        assert ys[i] == stored[xs[i] - 256 - N]
+
+
+def test_copy_answer_is_the_string():
+    """copy: the string before the separator is exactly what the masked positions must produce,
+    and the mask covers exactly the copied part."""
+    task = tasks.make_task("copy", 5, "cpu", 0, 64)
+    for xs, ys, ms in decodable_rows(task):
+        sep = xs.index(26)
+        string = xs[:sep]
+        assert 1 <= len(string) <= 5 and all(c < 26 for c in string)
+        assert [t for t, m in enumerate(ms) if m] == list(range(sep, 2 * sep))
+        assert ys[sep:2 * sep] == string
+
+
+def test_induction_query_appears_once_and_answer_is_its_follower():
+    """induction: the last token of x occurs exactly once earlier, and the single scored answer
+    is the token that followed that earlier occurrence."""
+    task = tasks.make_task("induction", 10, "cpu", 0, 64)
+    for xs, ys, ms in decodable_rows(task):
+        query = xs[-1]
+        earlier = [t for t in range(len(xs) - 1) if xs[t] == query]
+        assert len(earlier) == 1
+        assert [t for t, m in enumerate(ms) if m] == [len(xs) - 1]
+        assert ys[-1] == xs[earlier[0] + 1]
+
+
+def k_hop(xs, i, k):
+    """Plain Python k-hop induction from position i: k times, jump to the token after the
+    previous occurrence of the current token. None if some hop finds no previous occurrence."""
+    pos = i
+    for _ in range(k):
+        previous = [j for j in range(pos) if xs[j] == xs[pos]]
+        if not previous:
+            return None
+        pos = previous[-1] + 1
+    return xs[pos]
+
+
+@pytest.mark.parametrize("hops", [1, 3])
+def test_hop_answers_match_a_python_loop(hops):
+    """hop: at every position the mask is 'the k-hop answer is defined' and y is that answer,
+    both recomputed here with a plain Python loop."""
+    task = tasks.make_task("hop", hops, "cpu", 0, 4)
+    for xs, ys, ms in decodable_rows(task, 4):
+        answers = [k_hop(xs, i, hops) for i in range(len(xs))]
+        assert ms == [a is not None for a in answers]
+        assert [ys[i] for i in range(len(xs)) if ms[i]] == [a for a in answers if a is not None]
+
+
+def test_lm_windows_come_from_the_text(tmp_path):
+    """lm: y is x shifted by one byte; training windows are pieces of the first 90% of the text
+    and test windows pieces of the last 10%; every position is scored."""
+    text = " ".join(f"word{i}" for i in range(3000)).encode()
+    path = tmp_path / "text.txt"
+    path.write_bytes(text)
+    context = 16
+    task = tasks.make_task("lm", context, "cpu", 0, 8, data_path=str(path))
+    n_val = len(text) // 10
+    train_text, val_text = text[:-n_val], text[-n_val:]
+    batch = task.get_batch(16, torch.Generator().manual_seed(0))
+    for (x, y, mask), part in ((batch, train_text), (task.test, val_text)):
+        assert mask.all()
+        assert torch.equal(x[:, 1:], y[:, :-1])
+        for xs, ys in zip(rows(x), rows(y)):
+            assert part.find(bytes(xs + ys[-1:])) >= 0
+
+
+def test_lm_data_file_must_exist_and_not_be_empty(tmp_path):
+    """lm with --data: a missing or an empty file is a UsageError, not a crash."""
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    for path in (tmp_path / "missing.txt", empty):
+        with pytest.raises(tasks.UsageError):
+            tasks.make_task("lm", 16, "cpu", 0, 8, data_path=str(path))
+
+
+def test_training_rows_equal_to_a_test_row_are_not_scored():
+    """A training sequence identical to a test sequence gets an all-False mask; every other row
+    keeps its full mask. Copy with strings of at most 2 letters collides often."""
+    task = tasks.make_task("copy", 2, "cpu", 0, 100)
+    test_rows = {tuple(r) for r in rows(task.test[0])}
+    x, _, mask = task.get_batch(1000, torch.Generator().manual_seed(1))
+    n_seen = 0
+    for xs, ms in zip(rows(x), rows(mask)):
+        if tuple(xs) in test_rows:
+            assert not any(ms)
+            n_seen += 1
+        else:
+            assert sum(ms) == xs.index(26)  # all copied letters are scored
+    assert 0 < n_seen < len(x)  # both kinds of rows occurred
+
+
+# -----------------------------------------------------------------------------
+# Training and evaluation
+
+
+def test_masked_loss_only_looks_at_masked_positions():
+    """masked_loss is the mean cross-entropy over the masked positions; logits elsewhere do not
+    matter."""
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 5, 7, generator=gen)
+    y = torch.randint(0, 7, (2, 5), generator=gen)
+    mask = torch.tensor([[False, True, True, False, False], [False, False, False, False, True]])
+    expected = F.cross_entropy(logits[mask], y[mask])
+    assert torch.allclose(mixit.masked_loss(logits, y, mask), expected)
+    noisy = logits + 100 * torch.randn(2, 5, 7, generator=gen) * ~mask[:, :, None]
+    assert torch.allclose(mixit.masked_loss(noisy, y, mask), expected)
+
+
+class ModAddOracle(torch.nn.Module):
+    """A fake model for modadd (x = a b, y = b (a+b)%p): at the scored second position it
+    predicts (a + b + offset) mod p; at the unscored first position it predicts b + offset,
+    so it is right there exactly when it is wrong on the answer."""
+
+    def __init__(self, p, offset):
+        super().__init__()
+        self.p, self.offset = p, offset
+
+    def forward(self, x):
+        logits = torch.zeros(x.shape[0], 2, self.p)
+        logits[:, 0] = 10.0 * F.one_hot((x[:, 1] + 1 - self.offset) % self.p, self.p)
+        logits[:, 1] = 10.0 * F.one_hot((x[:, 0] + x[:, 1] + self.offset) % self.p, self.p)
+        return logits
+
+
+def test_evaluate_scores_only_the_answer_positions():
+    """evaluate() gives accuracy and exact match 1 (and a small loss) to a model that is right on
+    every answer but wrong elsewhere, and 0 to one that is wrong on every answer but right
+    elsewhere: only the masked positions count."""
+    task = tasks.make_task("modadd", 23, "cpu", 0, 1000)
+    right = mixit.evaluate(ModAddOracle(23, 0), task, torch.float32)
+    assert right["acc"] == 1.0 and right["exact"] == 1.0 and right["loss"] < 0.01
+    wrong = mixit.evaluate(ModAddOracle(23, 1), task, torch.float32)
+    assert wrong["acc"] == 0.0 and wrong["exact"] == 0.0 and wrong["loss"] > 5
+
+
+def test_show_examples_prints_right_and_wrong_answers(capsys):
+    """show_examples() labels an example RIGHT exactly when the prediction equals the expected
+    answer, and shows the wrong ones first."""
+    task = tasks.make_task("modadd", 23, "cpu", 0, 1000)
+    mixit.show_examples(ModAddOracle(23, 0), task, torch.float32, 4)
+    printed = capsys.readouterr().out
+    assert printed.count("RIGHT") == 4 and "WRONG" not in printed
+    expected = re.findall(r"expected: (.*)", printed)
+    got = re.findall(r"got: +(.*)", printed)
+    assert len(expected) == 4 and expected == got
+    mixit.show_examples(ModAddOracle(23, 1), task, torch.float32, 4)
+    printed = capsys.readouterr().out
+    assert "WRONG" in printed and "RIGHT" not in printed
+    assert re.findall(r"expected: (.*)", printed) != re.findall(r"got: +(.*)", printed)
+
+
+def test_lm_loss_is_in_nats_and_bits_per_byte(tmp_path):
+    """On lm, evaluate() reports the loss in nats per byte and bpb = loss / ln 2; an untrained
+    model (near-uniform predictions over 256 bytes) scores about ln 256 nats = 8 bits."""
+    path = tmp_path / "text.txt"
+    path.write_bytes(b"the quick brown fox jumps over the lazy dog. " * 200)
+    cfg = make_config("--variant", "standard", "--task", "lm", "--task_size", "16",
+                      "--data", str(path))
+    task, model, _, dtype, _ = mixit.build(cfg, verbose=False)
+    m = mixit.evaluate(model, task, dtype)
+    assert m["bpb"] == pytest.approx(m["loss"] / math.log(2))
+    assert m["loss"] == pytest.approx(math.log(256), abs=0.05)
+
+
+class FakeHidden(torch.nn.Module):
+    """Stands in for the model in the analysis functions: it returns a fixed last hidden state
+    or fixed attention maps, whatever the input."""
+
+    def __init__(self, hidden=None, att=None):
+        super().__init__()
+        self.hidden, self.att = hidden, att
+
+    def forward(self, idx, return_hidden=False):
+        return None, [self.hidden], [self.att]
+
+
+def test_token_covariance_detects_rank_collapse():
+    """token_covariance() is about 1 when every position carries the same vector (rank
+    collapse) and about 0 for independent random vectors."""
+    task = tasks.make_task("copy", 5, "cpu", 0, 64)
+    gen = torch.Generator().manual_seed(0)
+    same = torch.randn(64, 1, 32, generator=gen).expand(64, task.block_size, 32)
+    assert mixit.token_covariance(FakeHidden(hidden=same), task) == pytest.approx(1.0, abs=1e-4)
+    independent = torch.randn(64, task.block_size, 32, generator=gen)
+    assert abs(mixit.token_covariance(FakeHidden(hidden=independent), task)) < 0.05
+
+
+def test_induction_scores_find_induction_and_previous_token_heads():
+    """induction_scores() gives 1 to a head that attends from the query to the token after its
+    earlier occurrence, and 1 (previous-token score) to a head that attends from t to t-1."""
+    task = tasks.make_task("induction", 10, "cpu", 0, 50)
+    x = task.test[0]
+    B, T = x.shape
+    att = torch.zeros(B, 2, T, T)
+    att[:, 0] = torch.eye(T)  # head 0 attends to itself ...
+    for b, xs in enumerate(rows(x)):
+        earlier = xs[:-1].index(xs[-1])
+        att[b, 0, T - 1] = 0.0
+        att[b, 0, T - 1, earlier + 1] = 1.0  # ... except the query: an induction head
+    att[:, 1, 0, 0] = 1.0
+    att[:, 1, torch.arange(1, T), torch.arange(0, T - 1)] = 1.0  # head 1: previous token
+    [scores] = mixit.induction_scores(FakeHidden(att=att), task)
+    assert scores["induction"][0] == pytest.approx(1.0)
+    assert scores["previous"][1] == pytest.approx(1.0)
+    assert scores["previous"][0] < 0.2 and scores["induction"][1] < 0.5
+
+
+def run_config(out, *flags):
+    """A Config for mixit.run(): tiny standard model on 2-digit addition, record written to out."""
+    return make_config("--task", "add", "--task_size", "2", "--variant", "standard",
+                       "--eval_size", "500", "--out", str(out), *flags)
+
+
+def test_short_run_learns_addition_and_writes_one_record_per_run(tmp_path):
+    """400 steps of a tiny standard model learn 2-digit addition far above chance (predicting
+    each answer digit's most common value scores about 0.4). Each run appends exactly one JSON
+    line (config, final metrics, history, device, torch version) and leaves earlier lines alone."""
+    out = tmp_path / "runs.jsonl"
+    cfg = run_config(out, "--steps", "400", "--batch_size", "128", "--lr", "1e-2",
+                     "--warmup", "20", "--eval_interval", "200", "--seed", "0")
+    record = mixit.run(cfg)
+    assert record["final"]["acc"] > 0.9
+    assert record["final"]["exact"] > 0.7
+    assert record["history"][0]["acc"] < 0.2  # untrained, for comparison
+
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1
+    saved = json.loads(lines[0])
+    assert saved["config"]["task"] == "add" and saved["config"]["steps"] == 400
+    assert saved["final"]["acc"] == record["final"]["acc"]
+    assert [h["step"] for h in saved["history"]] == [0, 200, 400]
+    assert saved["history"][-1]["acc"] == saved["final"]["acc"]
+    assert saved["device"] == "cpu" and saved["torch"] == torch.__version__
+
+    mixit.run(run_config(out, "--steps", "2", "--tag", "second"))
+    lines_after = out.read_text().splitlines()
+    assert len(lines_after) == 2
+    assert lines_after[0] == lines[0]
+    assert json.loads(lines_after[1])["config"]["tag"] == "second"
+
+
+def test_memorize_reports_bits_per_trainable_parameter():
+    """memorize: the run record reports accuracy * n^2 * log2(n) / #trainable parameters."""
+    n = 4
+    record = mixit.run(make_config("--task", "memorize", "--task_size", str(n), "--steps", "2",
+                                   "--variant", "frozen_mlp", "--out", ""))
+    final = record["final"]
+    assert final["bits_per_param"] == pytest.approx(
+        final["acc"] * n * n * math.log2(n) / record["n_trainable"])
+    cfg = make_config("--task", "memorize", "--task_size", str(n), "--variant", "frozen_mlp")
+    assert record["n_trainable"] == mixit.build(cfg, verbose=False)[4][0]
+
+
+def test_bench_times_the_named_variant_and_appends_one_record(tmp_path):
+    """--bench with --variant times that variant only and appends one record of timings."""
+    out = tmp_path / "bench.jsonl"
+    mixit.main(BASE_FLAGS + ["--bench", "--variant", "mixit", "--task", "copy",
+                             "--task_size", "4", "--batch_size", "8", "--out", str(out)])
+    [line] = out.read_text().splitlines()
+    [row] = json.loads(line)["bench"]
+    assert row["variant"] == "mixit" and row["ms_per_step"] > 0
+
+
+# -----------------------------------------------------------------------------
+# Checkpoints
+
+
+def test_checkpoint_round_trip_reproduces_the_test_metrics(tmp_path):
+    """Train a MixiT model briefly and --save it; --load it with --steps 0 (and another --seed,
+    which must not matter: A comes from the checkpoint) and get the same test metrics."""
+    ckpt, out = str(tmp_path / "ckpt.pt"), str(tmp_path / "runs.jsonl")
+    mixit.main(BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--variant", "mixit",
+                             "--steps", "20", "--save", ckpt, "--out", out])
+    mixit.main(["--load", ckpt, "--steps", "0", "--seed", "7", "--device", "cpu",
+                "--dtype", "float32", "--examples", "0", "--eval_size", "64", "--out", out])
+    trained, loaded = [json.loads(line) for line in open(out)]
+    assert loaded["config"]["variant"] == "mixit" and loaded["config"]["n_embd"] == 32
+    for key in ("loss", "acc", "exact"):
+        assert loaded["final"][key] == pytest.approx(trained["final"][key], rel=1e-6, abs=1e-9)
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    """A freshly initialized tiny MixiT checkpoint on copy (no training needed)."""
+    cfg = make_config("--variant", "mixit", "--task", "copy", "--task_size", "4")
+    _, model, _, _, _ = mixit.build(cfg, verbose=False)
+    path = str(tmp_path / "init.pt")
+    mixit.save_checkpoint(path, model, cfg)
+    return path
+
+
+@pytest.mark.parametrize("flag, value", [("--n_embd", "64"), ("--variant", "standard")])
+def test_checkpoint_with_other_model_settings_is_refused(checkpoint, flag, value, capsys):
+    """--load with a model flag that contradicts the checkpoint is a clean one-line error."""
+    line = assert_usage_error(SAFE + ["--load", checkpoint, flag, value], capsys)
+    assert flag in line
+
+
+def test_checkpoint_whose_weights_do_not_fit_is_refused(checkpoint, tmp_path, capsys):
+    """A checkpoint whose tensors have the wrong shapes gives a one-line error, not a crash."""
+    ckpt = torch.load(checkpoint, weights_only=True)
+    ckpt["model"]["lm_head.weight"] = torch.zeros(3, 3)
+    path = str(tmp_path / "bad_shapes.pt")
+    torch.save(ckpt, path)
+    assert_usage_error(SAFE + ["--load", path], capsys)
+
+
+@pytest.mark.parametrize("content", ["missing", "random bytes", "not a checkpoint"])
+def test_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys, content):
+    """--load of a missing path, of random bytes, or of a torch file that is not a mixit
+    checkpoint exits with status 2 and a one-line error."""
+    path = tmp_path / "ckpt.pt"
+    if content == "random bytes":
+        path.write_bytes(random.Random(0).randbytes(2000))
+    elif content == "not a checkpoint":
+        torch.save({"weights": torch.zeros(3)}, str(path))
+    line = assert_usage_error(SAFE + ["--load", str(path)], capsys)
+    assert str(path) in line
+
+
+# -----------------------------------------------------------------------------
+# Command line
+
+
+def bad_input(case, flags, must_mention, bug=None):
+    """One bad command line: its flags and a word the error line must contain. `bug` marks a
+    case the code gets wrong today: a strict xfail, so the fix must also remove the mark (an
+    unexpected pass is reported as a failure)."""
+    marks = [pytest.mark.xfail(reason=bug, strict=True)] if bug else []
+    return pytest.param(flags, must_mention, id=case, marks=marks)
+
+
+BAD_INPUTS = [
+    bad_input("unknown task", ["--task", "nosuchtask"], "nosuchtask"),
+    bad_input("unknown variant", ["--variant", "nosuchvariant"], "nosuchvariant"),
+    bad_input("unknown flag", ["--no_such_flag", "1"], "--no_such_flag"),
+    bad_input("width not divisible by heads", ["--n_embd", "30", "--n_head", "4"], "divisible"),
+    bad_input("block_size too short", ["--task", "add", "--task_size", "3", "--block_size", "5"],
+              "block_size"),
+    bad_input("negative steps", ["--steps", "-1"], "--steps"),
+    bad_input("bad bool", ["--mixit_sink", "maybe"], "maybe"),
+    bad_input("bad int", ["--n_layer", "two"], "two"),
+    bad_input("bad dtype", ["--dtype", "float16"], "float16"),
+    bad_input("missing lm data file", ["--task", "lm", "--data", "/no/such/file.txt"],
+              "/no/such/file.txt"),
+    bad_input("data for another task", ["--task", "add", "--data", "/no/such/file.txt"], "--data"),
+    bad_input("unknown device", ["--device", "tpu"], "tpu"),
+    bad_input("negative lr", ["--lr", "-1"], "lr"),
+    bad_input("beta1 above 1", ["--beta1", "1.5"], "beta1"),
+    bad_input("out is a directory", ["--out", HERE], "out"),
+]
+
+
+@pytest.mark.parametrize("flags, must_mention", BAD_INPUTS)
+def test_bad_command_line_is_a_one_line_error(flags, must_mention, capsys):
+    """Each bad input exits with status 2 and one 'error: ...' line naming the problem."""
+    line = assert_usage_error(SAFE + flags, capsys)
+    assert must_mention in line
+
+
+def test_help_lists_every_config_field():
+    """`python mixit.py --help` exits 0 and documents every Config field as a flag."""
+    result = subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    for field in dataclasses.fields(mixit.Config):
+        assert f"--{field.name}" in result.stdout
+
+
+def test_script_reports_bad_flags_on_one_line():
+    """Run as a script, a bad flag exits with status 2 and one error line, no traceback."""
+    result = subprocess.run([sys.executable, "mixit.py", "--no_such_flag", "1"], cwd=HERE,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_flags_reach_the_config():
+    """Given flags override the task's recipe and the defaults, with the right types."""
+    cfg = make_config("--task", "add", "--lr", "0.5", "--steps", "7", "--mixit_sink", "off")
+    assert cfg.task == "add" and cfg.lr == 0.5 and cfg.steps == 7 and cfg.mixit_sink is False
+    assert make_config("--task", "add").steps == tasks.TASKS["add"][4]["steps"]
+
+
+# -----------------------------------------------------------------------------
+# Learning-rate schedule
+
+
+def test_learning_rate_warms_up_linearly_then_decays_to_zero():
+    """get_lr: linear warm-up to the peak lr, never above it, then down to about 0 at the end."""
+    cfg = make_config("--lr", "0.01", "--warmup", "10", "--steps", "100")
+    lrs = [mixit.get_lr(step, cfg) for step in range(100)]
+    warmup = lrs[:10]
+    steps_up = [b - a for a, b in zip(warmup, warmup[1:])]
+    assert all(d > 0 for d in steps_up)
+    assert max(steps_up) == pytest.approx(min(steps_up))  # a straight line
+    assert max(lrs) == pytest.approx(0.01)
+    assert lrs[9] == pytest.approx(0.01)  # the peak is reached when the warm-up ends
+    decay = lrs[10:]
+    assert all(b <= a for a, b in zip(decay, decay[1:]))
+    assert lrs[-1] < 0.01 * 0.01
+    assert mixit.get_lr(100, cfg) == pytest.approx(0.0, abs=1e-12)
+    assert min(lrs) >= 0

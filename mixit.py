@@ -123,13 +123,14 @@ def resolve_config(given):
     settings = {}
     if "load" in given:
         ckpt = load_checkpoint(given["load"])
+        for k in ("task_size", "block_size"):  # 0 means "the default": here, the checkpoint's
+            if given.get(k) == 0:
+                del given[k]
         for k in ARCH_KEYS:
-            zero_is_default = k in ("task_size", "block_size") and given.get(k) == 0
-            if k in given and given[k] != ckpt["config"][k] and not zero_is_default:
+            if k in given and given[k] != ckpt["config"][k]:
                 raise UsageError(f"checkpoint {given['load']} has --{k} {ckpt['config'][k]}, "
                                  f"but you asked for --{k} {given[k]}")
             settings[k] = ckpt["config"][k]
-        given = {k: v for k, v in given.items() if not (k in settings and v == 0)}
     task = given.get("task", settings.get("task", Config.task))
     if task not in tasks.TASKS:
         raise UsageError(f"unknown task '{task}'; choose one of: {', '.join(tasks.TASKS)}")

@@ -631,10 +631,14 @@ def environment(device, dtype):
 
 
 def append_record(path, record):
-    """One JSON line per run, written in one go; earlier lines are never touched."""
+    """One JSON line per run, added by a single write() in append mode, so runs going in
+    parallel (run_all.sh) never interleave their lines; earlier lines are never touched."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(record) + "\n").encode())
+    finally:
+        os.close(fd)
 
 
 # -----------------------------------------------------------------------------

@@ -107,8 +107,12 @@ def _bool(s):
 
 def parse_args(argv):
     """Flags -> the dict of settings the user actually gave (the rest come from the defaults)."""
+    recipes = "; ".join(f"{t}: " + ", ".join(f"{k} {v}" for k, v in spec[4].items())
+                        for t, spec in tasks.TASKS.items())
     p = OneLineParser(description=__doc__.split("\n\n")[0].strip(),
-                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                      epilog="Each task brings its own CPU recipe, which replaces the defaults "
+                             f"above unless you give the flag: {recipes}. The resolved config "
+                             "is printed at the start of every run and saved in its record.")
     for f in dataclasses.fields(Config):
         kind = _bool if f.type in (bool, "bool") else {"int": int, "float": float}.get(
             f.type if isinstance(f.type, str) else f.type.__name__, str)

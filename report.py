@@ -158,6 +158,16 @@ def render(cells, scale):
 # Figures
 
 
+def finish_plot(xlabel, ylabel, title, name):
+    plt.xlabel(xlabel)
+    plt.ylabel(ylabel)
+    plt.title(title)
+    plt.legend()
+    plt.tight_layout()
+    plt.savefig(f"{PLOT_DIR}/{name}", dpi=120)
+    plt.close()
+
+
 def plot_needle(cells, scale):
     plt.figure(figsize=(5, 3.5))
     for v in ["standard", "frozen_qk", "frozen_mlp", "mixit"]:
@@ -165,14 +175,9 @@ def plot_needle(cells, scale):
                      if re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c) and (a := final(cells, c)))
         if pts:
             plt.plot(*zip(*pts), "o-", label=NAMES[v])
-    plt.xlabel("max key-value pairs (task_size)")
-    plt.ylabel("test accuracy")
     plt.ylim(-0.05, 1.05)
-    plt.title(f"needle-in-a-haystack ({scale})")
-    plt.legend()
-    plt.tight_layout()
-    plt.savefig(f"{PLOT_DIR}/needle_vs_pairs_{scale}.png", dpi=120)
-    plt.close()
+    finish_plot("max key-value pairs (task_size)", "test accuracy",
+                f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
 
 
 def plot_lm_curves(cells, scale):
@@ -181,13 +186,8 @@ def plot_lm_curves(cells, scale):
         for r in cells.get(f"t2/lm/{v}", [])[:1]:
             h = r["history"]
             plt.plot([p["step"] for p in h], [p["bpb"] for p in h], label=NAMES[v])
-    plt.xlabel("step")
-    plt.ylabel("validation bits per byte")
-    plt.title(f"byte-level LM learning curves ({scale})")
-    plt.legend()
-    plt.tight_layout()
-    plt.savefig(f"{PLOT_DIR}/lm_curves_{scale}.png", dpi=120)
-    plt.close()
+    finish_plot("step", "validation bits per byte", f"byte-level LM learning curves ({scale})",
+                f"lm_curves_{scale}.png")
 
 
 def plot_depth(cells, scale):

@@ -25,10 +25,11 @@ OUT=results/$SCALE.jsonl
 mkdir -p results/logs results/ckpt plots
 touch "$OUT"
 
+# runs go round-robin over the GPUS GPUs; PER_GPU=2 (env) puts two small runs on each GPU at once
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  JOBS=$(nvidia-smi -L | wc -l); THREADS=4
+  GPUS=$(nvidia-smi -L | wc -l); JOBS=$((GPUS * ${PER_GPU:-1})); THREADS=4
 else
-  JOBS=$(python -c "import os; print(max(1, os.cpu_count()))"); THREADS=1
+  GPUS=1; JOBS=$(python -c "import os; print(max(1, os.cpu_count()))"); THREADS=1
 fi
 
 # --- the settings of each scale ---------------------------------------------------------------
@@ -101,14 +102,14 @@ grep -q '"tag": "t7/bench"' "$OUT" || echo "t7/bench $BENCH --bench" >>"$JOBLIST
 n=$(wc -l <"$JOBLIST")
 echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in results/logs/"
 start=$(date +%s)
-export OUT THREADS
+export OUT THREADS GPUS
 # the benchmark (last line) runs alone, so that its timings are not disturbed by other runs
 grep -v '^t7/bench' "$JOBLIST" >"$JOBLIST.runs" || true
 grep '^t7/bench' "$JOBLIST" >"$JOBLIST.bench" || true
 run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT)
   local tag=$1; shift
   local log="results/logs/${tag//\//_}.log"
-  if CUDA_VISIBLE_DEVICES=${SLOT:-0} OMP_NUM_THREADS=$THREADS \
+  if CUDA_VISIBLE_DEVICES=$(( ${SLOT:-0} % GPUS )) OMP_NUM_THREADS=$THREADS \
      python mixit.py "$@" --tag "$tag" --out "$OUT" --examples 0 --log_interval 250 >"$log" 2>&1; then
     echo "  done   $tag  ($(grep -o 'final test accuracy [0-9.]*' "$log" || echo benchmark))"
   else

@@ -57,6 +57,8 @@ class Config:
     n_head: int = _f(4, "attention heads per block (MixiT: random mixing matrices per block)")
     n_embd: int = _f(128, "width d of the residual stream; the MLP is 4d wide")
     block_size: int = _f(0, "longest sequence the model takes; 0 = the task's sequence length")
+    qk_init_std: float = _f(0.02, "std of the random W_Q, W_K at init (for frozen_qk: forever); "
+                                  "the reference uses 0.02 for every weight (see README)")
     mixit_sink: bool = _f(True, "MixiT: head 0 of every block is a fixed 'sink' (half self, half "
                                 "first token), as in the reference code")
     # training
@@ -160,7 +162,7 @@ def resolve_config(given):
     for k in ("beta1", "beta2"):
         if not 0 <= getattr(cfg, k) < 1:
             raise UsageError(f"--{k} must be in [0, 1), got {getattr(cfg, k)}")
-    for k in ("weight_decay", "grad_clip"):
+    for k in ("weight_decay", "grad_clip", "qk_init_std"):
         if not getattr(cfg, k) >= 0:
             raise UsageError(f"--{k} must not be negative, got {getattr(cfg, k)}")
     for k in ("out", "save"):  # fail now, not after the whole run
@@ -327,9 +329,10 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList([Block(cfg, gen) for _ in range(cfg.n_layer)])
         self.norm_f = RMSNorm(cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, vocab_size, bias=False)  # untied from wte
-        for m in self.modules():
+        for name, m in self.named_modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(m.weight, std=INIT_STD)
+                qk = name.endswith(("q_proj", "k_proj"))  # frozen_qk's fixed random attention
+                nn.init.normal_(m.weight, std=cfg.qk_init_std if qk else INIT_STD)
             if isinstance(m, nn.Linear) and m.bias is not None:
                 nn.init.zeros_(m.bias)
 

@@ -27,7 +27,10 @@ import mixit  # noqa: E402
 PLOT_DIR = "plots"  # the smoke test draws into results/smoke_plots instead
 VARIANTS = ["standard", "frozen_qk", "frozen_mlp", "mixit", "random"]
 NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen-MLP",
-         "mixit": "MixiT", "random": "Random"}
+         "mixit": "MixiT", "random": "Random",
+         # Table 1's extra row: frozen_qk whose frozen W_Q, W_K start N(0, 1/d), not N(0, 0.02^2)
+         "frozen_qk_qk1d": "Frozen-QK, W_Q,K ~ N(0, 1/d)"}
+T1_ROWS = ["standard", "frozen_qk", "frozen_qk_qk1d", "frozen_mlp", "mixit", "random"]
 # The paper's numbers (v3, one run each), for the cells where it reports one.
 PAPER = {
     ("t1", "needle"): {"standard": 100, "frozen_qk": 97.0, "mixit": 11.2},
@@ -46,6 +49,15 @@ def load(path):
                 if line.strip():
                     r = json.loads(line)
                     cells[re.sub(r"/s\d+$", "", r["config"]["tag"])].append(r)
+    # Table 3's add runs are also Table 5's cell at their head count and Table 6's at their depth:
+    # run_all.sh does not run the same configuration twice, so those cells borrow them.
+    for v in ("mixit", "random"):
+        for r in cells.get(f"t3/add/{v}", []):
+            c = r["config"]
+            same = [f"t6/add/{v}-L{c['n_layer']}"] + ([f"t5/add/heads{c['n_head']}"] if v == "mixit" else [])
+            for cell in same:
+                if not any(x["config"]["tag"].startswith(cell + "/") for x in cells[cell]):
+                    cells[cell].append(r)
     return cells
 
 
@@ -90,7 +102,7 @@ def render(cells, scale):
     out.append("**Table 1. Retrieval**: test accuracy (%) per answer token; [paper] where it "
                "reports one. Sizes: " + ", ".join(f"{t} {size_of(cells, f't1/{t}/')}" for t in tasks1))
     out.append(table(["variant"] + tasks1, [[NAMES[v]] + [
-        stat(final(cells, f"t1/{t}/{v}"), 100) + paper("t1", t, v) for t in tasks1] for v in VARIANTS]))
+        stat(final(cells, f"t1/{t}/{v}"), 100) + paper("t1", t, v) for t in tasks1] for v in T1_ROWS]))
     # Table 2: language modelling
     out.append("**Table 2. Language modelling** (bytes of Python's help text): validation loss in "
                "nats per byte and bits per byte; [paper]: WikiText-103 loss in nats per *token* "
@@ -170,7 +182,7 @@ def finish_plot(xlabel, ylabel, title, name):
 
 def plot_needle(cells, scale):
     plt.figure(figsize=(5, 3.5))
-    for v in ["standard", "frozen_qk", "frozen_mlp", "mixit"]:
+    for v in ["standard", "frozen_qk", "mixit"]:
         pts = sorted((runs[0]["config"]["task_size"], sum(a) / len(a)) for c, runs in cells.items()
                      if re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c) and (a := final(cells, c)))
         if pts:
@@ -215,7 +227,7 @@ def plot_depth(cells, scale):
 def plot_attention(scale):
     """Attention maps of the 2-layer models trained on induction, with per-head scores."""
     lines = []
-    for v in ("frozen_qk", "mixit", "standard"):
+    for v in ("standard", "frozen_qk", "frozen_qk_qk1d", "mixit"):
         path = f"results/ckpt/{scale}_induction_{v}.pt"
         if not os.path.exists(path):
             continue

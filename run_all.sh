@@ -36,15 +36,18 @@ fi
 if [ $SCALE != paper ]; then
   SEEDS="0"
   # tasks with one scored token per sequence need big batches (batch 64 stalls on needle at the
-  # "pick any value" plateau, ~40%, for 1500 steps; batch 256 solves it in 500); add is dense
+  # "pick any value" plateau, ~40%, for 1500 steps; batch 256 solves it in 200). add: batch 64
+  # sat at 28% for 400 steps and then ended anywhere from 63% to 100% depending on the schedule
+  # length; batch 128 gets over the plateau by step 800
   BASE="--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 --eval_interval 200"
-  SPARSE="--batch_size 256 --steps 600"
-  DENSE="--batch_size 64 --steps 1500"
+  SPARSE="--batch_size 256 --steps 400"
+  DENSE="--batch_size 128 --steps 1000"
   declare -A SIZE=([add]=4 [modadd]=59 [dyck]=6 [memorize]=48 [needle]=6 [copy]=8 [induction]=12 [hop]=2 [lm]=64)
-  NEEDLE_SIZES="3 12"              # figure: accuracy against the number of pairs (+ Table 1's 6)
-  MEM="--n_embd 32 --n_head 4 --batch_size 1024 --steps 2000 --lr 1e-2 --task_size 128"
-  LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 800 --lr 2e-3"
-  HEADS="1 4 16 64"; DEPTHS="2 4 8"; T1_VARIANTS="standard frozen_qk frozen_mlp mixit"
+  NEEDLE_SIZES="2 4"               # figure: accuracy against the number of pairs (+ Table 1's 6)
+  MEM="--n_embd 32 --n_head 4 --batch_size 1024 --steps 1200 --lr 1e-2 --task_size 128"
+  LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 400 --lr 2e-3"
+  HEADS="1 4 16 64"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_mlp mixit"
+  QK_STD=0.125                     # 1/sqrt(n_embd): Table 1's extra Frozen-QK row (README)
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
 else
   SEEDS="0 1 2"
@@ -56,6 +59,7 @@ else
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 10000 --lr 5e-3 --task_size 512"
   LM="--n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 20000 --lr 5e-4 --warmup 1000"
   HEADS="4 32 64 256"; DEPTHS="2 4 8 16"; T1_VARIANTS="standard frozen_qk frozen_mlp mixit random"
+  QK_STD=0.0442                    # 1/sqrt(512)
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000"
 fi
 VARIANTS="standard frozen_qk frozen_mlp mixit random"
@@ -68,11 +72,24 @@ cell() {  # cell TAG ARGS...: queue a run unless results already hold a record w
   grep -q "\"tag\": \"$tag\"" "$OUT" || echo "$tag $*${SMOKE:+ $SMOKE}" >>"$JOBLIST"
 }
 for seed in $SEEDS; do
+  # Table 6 first: its deep runs are the longest, and long runs first let the slots finish together.
+  # The 2-layer runs (and Table 5's 4-head run) are Table 3's add runs; report.py reuses them.
+  for L in $DEPTHS; do                             # Table 6: depth, random vs MixiT on add
+    [ "$L" = 2 ] && continue
+    for v in random mixit; do
+      cell "t6/add/$v-L$L/s$seed" $BASE $DENSE --task add --task_size ${SIZE[add]} --variant $v --n_layer $L --seed $seed
+    done
+  done
   for v in $T1_VARIANTS; do
     for t in needle induction copy hop; do        # Table 1: retrieval
       extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${SCALE}_induction_$v.pt"
       cell "t1/$t/$v/s$seed" $BASE $SPARSE --task $t --task_size ${SIZE[$t]} --variant $v --seed $seed $extra
     done
+  done
+  for t in needle induction copy hop; do          # Table 1, extra row: the same frozen_qk, but its
+    extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${SCALE}_induction_frozen_qk_qk1d.pt"
+    cell "t1/$t/frozen_qk_qk1d/s$seed" $BASE $SPARSE --task $t --task_size ${SIZE[$t]} \
+      --variant frozen_qk --qk_init_std $QK_STD --seed $seed $extra  # W_Q, W_K start N(0, 1/d)
   done
   for v in $VARIANTS; do
     cell "t2/lm/$v/s$seed" $LM --task lm --task_size ${SIZE[lm]} --variant $v --seed $seed   # Table 2
@@ -82,18 +99,14 @@ for seed in $SEEDS; do
     done
     cell "t4/memorize/$v/s$seed" $MEM --task memorize --variant $v --seed $seed  # Tables 3 and 4
   done
-  for v in standard frozen_qk frozen_mlp mixit; do  # figure: needle accuracy against pairs
+  for v in standard frozen_qk mixit; do            # figure: needle accuracy against pairs
     for n in $NEEDLE_SIZES; do
       cell "f1/needle$n/$v/s$seed" $BASE $SPARSE --task needle --task_size $n --variant $v --seed $seed
     done
   done
   for h in $HEADS; do                              # Table 5: more heads for MixiT on add
+    [ "$h" = 4 ] && continue                       # = Table 3's MixiT run (BASE has 4 heads)
     cell "t5/add/heads$h/s$seed" $BASE $DENSE --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
-  done
-  for L in $DEPTHS; do                             # Table 6: depth, random vs MixiT on add
-    for v in random mixit; do
-      cell "t6/add/$v-L$L/s$seed" $BASE $DENSE --task add --task_size ${SIZE[add]} --variant $v --n_layer $L --seed $seed
-    done
   done
 done
 grep -q '"tag": "t7/bench"' "$OUT" || echo "t7/bench $BENCH --bench" >>"$JOBLIST"  # Table 7

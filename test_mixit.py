@@ -865,6 +865,23 @@ def test_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys, content):
     assert str(path) in line
 
 
+def test_qk_init_std_changes_only_the_query_and_key_weights():
+    """--qk_init_std redraws W_Q, W_K at that scale; every other weight is bit-identical to the
+    default model of the same seed (the knob must not shift the random stream of the rest)."""
+    base = mixit.build(make_config("--variant", "frozen_qk", "--n_embd", "64"), verbose=False)[1]
+    wide = mixit.build(make_config("--variant", "frozen_qk", "--n_embd", "64",
+                                   "--qk_init_std", "0.125"), verbose=False)[1]
+    wide_params = dict(wide.named_parameters())
+    n_qk = 0
+    for name, p in base.named_parameters():
+        if name.endswith(("q_proj.weight", "k_proj.weight")):
+            n_qk += 1
+            assert wide_params[name].std().item() == pytest.approx(0.125, rel=0.1), name
+        else:
+            assert torch.equal(p, wide_params[name]), name
+    assert n_qk == 4  # 2 layers x (W_Q, W_K)
+
+
 # -----------------------------------------------------------------------------
 # Command line
 
@@ -894,6 +911,7 @@ BAD_INPUTS = [
     bad_input("unknown device", ["--device", "tpu"], "tpu"),
     bad_input("negative lr", ["--lr", "-1"], "lr"),
     bad_input("beta1 above 1", ["--beta1", "1.5"], "beta1"),
+    bad_input("negative qk_init_std", ["--qk_init_std", "-0.1"], "qk_init_std"),
     bad_input("out is a directory", ["--out", HERE], "out"),
 ]
 

@@ -669,40 +669,59 @@ def model_flops_per_token(model, T):
     return 6 * n_matmul + 6 * model.cfg.n_layer * T * model.cfg.n_embd
 
 
-def bench(cfg, variants=VARIANTS, warmup=10, iters=None):
+def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
     """Time training steps (data, forward, backward, AdamW) after a warm-up, for each variant.
-    Appends one record with every variant's timings to cfg.out (Table 7 is rendered from it)."""
-    iters = iters or (100 if pick_device(cfg.device).startswith("cuda") else 20)
+
+    On a shared machine the speed drifts (on our 2-core VM two 20-step averages of the same
+    variant differed by up to 30%). So the variants take turns: one window of steps each, closed
+    by a sync, round after round, and ms/step is each variant's median window. A drift then hits
+    every variant alike instead of whichever happened to be running. Appends one record with
+    every variant's timings to cfg.out (Table 7 is rendered from it)."""
+    per_window = per_window or (20 if pick_device(cfg.device).startswith("cuda") else 4)
     print(f"benchmark: task {cfg.task}, n_layer {cfg.n_layer}, n_embd {cfg.n_embd}, n_head "
-          f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up + {iters} timed steps")
-    rows = []
+          f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up steps, then the median of "
+          f"{windows} windows of {per_window} steps, variants taking turns")
+    runs = []
     for variant in variants:
         c = dataclasses.replace(cfg, variant=variant)
         task, model, device, dtype, _ = build(c, verbose=False)
         optimizer = make_optimizer(model, c, device)
         fwd, sync = compiled(model, c, device)
         gen = torch.Generator(device).manual_seed(0)
-        for i in range(warmup + iters):
-            if i == warmup:
-                sync()
-                t0 = time.time()
+
+        def step(model=model, fwd=fwd, optimizer=optimizer, task=task, gen=gen, c=c):
             train_step(model, fwd, optimizer, task.get_batch(c.batch_size, gen), c.lr, c, dtype)
-        sync()
-        dt = (time.time() - t0) / iters
+
+        for _ in range(warmup):
+            step()
+        runs.append((variant, model, step, []))  # [] collects the window times
+    sync()  # the same device (and task, dtype) for every variant
+    for _ in range(windows):
+        for variant, model, step, window_s in runs:
+            t0 = time.perf_counter()
+            for _ in range(per_window):
+                step()
+            sync()
+            window_s.append((time.perf_counter() - t0) / per_window)
+    rows = []
+    for variant, model, step, window_s in runs:
+        dt = sorted(window_s)[windows // 2]  # the median window's seconds per step
         tokens = c.batch_size * task.block_size
         row = {"variant": variant, "ms_per_step": 1000 * dt, "samples_per_s": c.batch_size / dt,
-               "tokens_per_s": tokens / dt}
+               "tokens_per_s": tokens / dt, "window_ms": [round(1000 * w, 2) for w in window_s]}
         peak = next((v for k, v in PEAK_BF16_FLOPS.items() if device.startswith("cuda")
                      and k in torch.cuda.get_device_name()), None)
         if peak:
             row["mfu"] = model_flops_per_token(model, task.block_size) * tokens / dt / peak
         rows.append(row)
-        print(f"{variant:>10s} | {row['ms_per_step']:8.2f} ms/step | {row['samples_per_s']:9.0f} "
+        print(f"{variant:>10s} | {row['ms_per_step']:8.2f} ms/step (windows {1000 * min(window_s):.1f}"
+              f"-{1000 * max(window_s):.1f}) | {row['samples_per_s']:9.0f} "
               f"samples/s | {row['tokens_per_s']:10.0f} tokens/s"
               + (f" | MFU {100 * row['mfu']:.1f}% of bf16 peak" if "mfu" in row else "")
               + f" | {device} {str(dtype).replace('torch.', '')}")
     if cfg.out:
-        append_record(cfg.out, {"config": dataclasses.asdict(cfg), "bench": rows, "iters": iters,
+        append_record(cfg.out, {"config": dataclasses.asdict(cfg), "bench": rows,
+                                "windows": windows, "per_window": per_window,
                                 **environment(device, dtype)})
     return rows
 

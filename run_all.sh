@@ -130,9 +130,10 @@ run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT)
   fi
 }
 export -f run_one
-xargs -a "$JOBLIST.runs" -P "$JOBS" -L 1 --process-slot-var=SLOT bash -c 'run_one "$@"' _ || true
+# -r: an empty list runs nothing (plain xargs would run the command once, with no arguments)
+xargs -r -a "$JOBLIST.runs" -P "$JOBS" -L 1 --process-slot-var=SLOT bash -c 'run_one "$@"' _ || true
 THREADS=$(python -c "import os; print(os.cpu_count())") \
-  xargs -a "$JOBLIST.bench" -L 1 bash -c 'run_one "$@"' _ || true
+  xargs -r -a "$JOBLIST.bench" -L 1 bash -c 'run_one "$@"' _ || true
 rm -f "$JOBLIST.runs" "$JOBLIST.bench"
 echo "run_all ($SCALE): runs took $(( $(date +%s) - start ))s"
 

@@ -682,42 +682,41 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
     print(f"benchmark: task {cfg.task}, n_layer {cfg.n_layer}, n_embd {cfg.n_embd}, n_head "
           f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up steps, then the median of "
           f"{windows} windows of {per_window} steps, variants taking turns")
-    runs = []
+    def steps(n, model, fwd, optimizer, gen):  # task and dtype: those built below
+        for _ in range(n):
+            batch = task.get_batch(cfg.batch_size, gen)
+            train_step(model, fwd, optimizer, batch, cfg.lr, cfg, dtype)
+
+    runs = []  # per variant: (variant, model, its step arguments, its window times)
     for variant in variants:
         c = dataclasses.replace(cfg, variant=variant)
-        task, model, device, dtype, _ = build(c, verbose=False)
-        optimizer = make_optimizer(model, c, device)
+        task, model, device, dtype, _ = build(c, verbose=False)  # task, device, dtype: all alike
         fwd, sync = compiled(model, c, device)
         gen = torch.Generator(device).manual_seed(0)
-
-        def step(model=model, fwd=fwd, optimizer=optimizer, task=task, gen=gen, c=c):
-            train_step(model, fwd, optimizer, task.get_batch(c.batch_size, gen), c.lr, c, dtype)
-
-        for _ in range(warmup):
-            step()
-        runs.append((variant, model, step, []))  # [] collects the window times
-    sync()  # the same device (and task, dtype) for every variant
+        args = (model, fwd, make_optimizer(model, c, device), gen)
+        steps(warmup, *args)
+        runs.append((variant, model, args, []))
+    sync()
     for _ in range(windows):
-        for variant, model, step, window_s in runs:
+        for variant, model, args, window_s in runs:
             t0 = time.perf_counter()
-            for _ in range(per_window):
-                step()
+            steps(per_window, *args)
             sync()
             window_s.append((time.perf_counter() - t0) / per_window)
     rows = []
-    for variant, model, step, window_s in runs:
+    for variant, model, args, window_s in runs:
         dt = sorted(window_s)[windows // 2]  # the median window's seconds per step
-        tokens = c.batch_size * task.block_size
-        row = {"variant": variant, "ms_per_step": 1000 * dt, "samples_per_s": c.batch_size / dt,
+        tokens = cfg.batch_size * task.block_size
+        row = {"variant": variant, "ms_per_step": 1000 * dt, "samples_per_s": cfg.batch_size / dt,
                "tokens_per_s": tokens / dt, "window_ms": [round(1000 * w, 2) for w in window_s]}
         peak = next((v for k, v in PEAK_BF16_FLOPS.items() if device.startswith("cuda")
                      and k in torch.cuda.get_device_name()), None)
         if peak:
             row["mfu"] = model_flops_per_token(model, task.block_size) * tokens / dt / peak
         rows.append(row)
-        print(f"{variant:>10s} | {row['ms_per_step']:8.2f} ms/step (windows {1000 * min(window_s):.1f}"
-              f"-{1000 * max(window_s):.1f}) | {row['samples_per_s']:9.0f} "
-              f"samples/s | {row['tokens_per_s']:10.0f} tokens/s"
+        print(f"{variant:>10s} | {row['ms_per_step']:8.2f} ms/step "
+              f"(windows {1000 * min(window_s):.1f}-{1000 * max(window_s):.1f}) | "
+              f"{row['samples_per_s']:9.0f} samples/s | {row['tokens_per_s']:10.0f} tokens/s"
               + (f" | MFU {100 * row['mfu']:.1f}% of bf16 peak" if "mfu" in row else "")
               + f" | {device} {str(dtype).replace('torch.', '')}")
     if cfg.out:

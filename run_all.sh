@@ -46,7 +46,7 @@ if [ $SCALE != paper ]; then
   NEEDLE_SIZES="2 4"               # figure: accuracy against the number of pairs (+ Table 1's 6)
   MEM="--n_embd 32 --n_head 4 --batch_size 1024 --steps 1200 --lr 1e-2 --task_size 128"
   LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 400 --lr 2e-3"
-  HEADS="1 4 16 64"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_mlp mixit"
+  HEADS="1 4 16 64"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_qk1d frozen_mlp mixit"
   QK_STD=0.125                     # 1/sqrt(n_embd): Table 1's extra Frozen-QK row (README)
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
 else
@@ -58,13 +58,19 @@ else
   NEEDLE_SIZES="5 10 20 30"
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 10000 --lr 5e-3 --task_size 512"
   LM="--n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 20000 --lr 5e-4 --warmup 1000"
-  HEADS="4 32 64 256"; DEPTHS="2 4 8 16"; T1_VARIANTS="standard frozen_qk frozen_mlp mixit random"
+  HEADS="4 32 64 256"; DEPTHS="2 4 8 16"; T1_VARIANTS="standard frozen_qk frozen_qk_qk1d frozen_mlp mixit random"
   QK_STD=0.0442                    # 1/sqrt(512)
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000"
 fi
 VARIANTS="standard frozen_qk frozen_mlp mixit random"
 
 # --- the list of runs: one line "TAG ARGS..." per cell and seed, unless its record exists -------
+variant_args() {  # Table 1's extra row frozen_qk_qk1d: frozen_qk whose W_Q, W_K start N(0, 1/d)
+  case $1 in
+    frozen_qk_qk1d) echo "--variant frozen_qk --qk_init_std $QK_STD" ;;
+    *) echo "--variant $1" ;;
+  esac
+}
 JOBLIST=$(mktemp)
 trap 'rm -f "$JOBLIST"' EXIT
 cell() {  # cell TAG ARGS...: queue a run unless results already hold a record with this tag
@@ -83,13 +89,8 @@ for seed in $SEEDS; do
   for v in $T1_VARIANTS; do
     for t in needle induction copy hop; do        # Table 1: retrieval
       extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${SCALE}_induction_$v.pt"
-      cell "t1/$t/$v/s$seed" $BASE $SPARSE --task $t --task_size ${SIZE[$t]} --variant $v --seed $seed $extra
+      cell "t1/$t/$v/s$seed" $BASE $SPARSE --task $t --task_size ${SIZE[$t]} $(variant_args $v) --seed $seed $extra
     done
-  done
-  for t in needle induction copy hop; do          # Table 1, extra row: the same frozen_qk, but its
-    extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${SCALE}_induction_frozen_qk_qk1d.pt"
-    cell "t1/$t/frozen_qk_qk1d/s$seed" $BASE $SPARSE --task $t --task_size ${SIZE[$t]} \
-      --variant frozen_qk --qk_init_std $QK_STD --seed $seed $extra  # W_Q, W_K start N(0, 1/d)
   done
   for v in $VARIANTS; do
     cell "t2/lm/$v/s$seed" $LM --task lm --task_size ${SIZE[lm]} --variant $v --seed $seed   # Table 2

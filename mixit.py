@@ -470,7 +470,9 @@ def compiled(model, cfg, device):
     """The model to call in the hot loop, torch.compile'd on CUDA (on the CPU it gained nothing
     for ~30 s of compile time, see README), and a sync function for honest timings."""
     on_cuda = device.startswith("cuda")
-    fwd = torch.compile(model) if cfg.compile and on_cuda else model
+    # dynamic=False: one graph specialised to each input shape (training batch, evaluation
+    # batch), instead of a shape-generic graph after the second shape is seen
+    fwd = torch.compile(model, dynamic=False) if cfg.compile and on_cuda else model
     return fwd, (torch.cuda.synchronize if on_cuda else (lambda: None))
 
 

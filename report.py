@@ -77,6 +77,23 @@ def final(cells, cell, key="acc"):
     return [r["final"][key] for r in cells.get(cell, []) if key in r["final"]]
 
 
+def first_reaching(runs, target):
+    """'step (seconds)' of the first evaluation with acc >= target, per seed; '–' if none ran."""
+    if not runs:
+        return "–"
+    cells = []
+    for r in runs:
+        hit = next((h for h in r["history"] if h.get("acc", 0) >= target), None)
+        best = max(h.get("acc", 0) for h in r["history"])
+        cells.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit else f"– ({100 * best:.1f}%)")
+    return ", ".join(cells)
+
+
+def _eval_interval(cells):
+    return next((runs[0]["config"]["eval_interval"] for c, runs in cells.items()
+                 if c.startswith("t1/")), "?")
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -159,6 +176,15 @@ def render(cells, scale):
             f"{100 * (r['samples_per_s'] / ref - 1):+.0f}%"] for v, r in rows.items()]))
     else:
         out.append("–")
+    # Steps to result: the recipe's cost, read off each run's evaluation history
+    out.append("**Table 8. Steps to result**: the first evaluation (every "
+               f"{_eval_interval(cells)} steps) at which test accuracy reached 99%, and the "
+               "training seconds to it; `–` (best %) where it never did. The recipe is the "
+               "scale's settings in run_all.sh; a step is one batch.")
+    t8 = ["needle", "induction", "copy", "hop", "add", "modadd", "dyck"]
+    out.append(table(["variant"] + t8, [[NAMES[v]] + [
+        first_reaching(cells.get(f"t1/{t}/{v}", []) or cells.get(f"t3/{t}/{v}", []), 0.99)
+        for t in t8] for v in T1_ROWS]))
     # wall time
     records = {r["config"]["tag"]: r for runs in cells.values() for r in runs}  # borrowed once
     secs = sum(r.get("wall_s", 0) for r in records.values())

@@ -123,6 +123,18 @@ def test_model_is_causal(variant):
             assert not torch.equal(after[:, t:], before[:, t:])
 
 
+@pytest.mark.parametrize("variant", mixit.VARIANTS)
+def test_model_traces_as_one_graph_for_torch_compile(variant):
+    """On CUDA the model runs through torch.compile. A graph break (Python that the tracer
+    cannot follow, e.g. .item() or data-dependent control flow) would split it into pieces and
+    lose the fusion, so the forward pass must trace as one graph. Tracing is device-independent,
+    so this runs on the CPU, without compiling any kernel."""
+    task, model = build_model(variant)
+    explanation = torch._dynamo.explain(model)(random_tokens(task))
+    assert (explanation.graph_count, explanation.graph_break_count) == (1, 0), \
+        explanation.break_reasons
+
+
 @pytest.mark.parametrize("variant", ["standard", "mixit"])
 def test_attention_maps_are_the_ones_the_model_uses(variant):
     """With return_hidden=True (used for the figures) the model gives the same logits as the

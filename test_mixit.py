@@ -135,6 +135,34 @@ def test_model_traces_as_one_graph_for_torch_compile(variant):
         explanation.break_reasons
 
 
+def test_a_training_step_reads_nothing_back_to_the_host(monkeypatch, tmp_path):
+    """On a GPU, reading a tensor's value in Python (.item(), .tolist(), if tensor:, float())
+    makes the host wait for the device every step. Sampling a batch of every task and one
+    optimizer step of every variant must run with all those reads made to fail."""
+    data = tmp_path / "text.txt"
+    data.write_text("a small corpus for the language-modelling task. " * 20)
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("a value was read back to the host inside a training step")
+
+    steps = []
+    for variant in mixit.VARIANTS:
+        for name in tasks.TASKS:
+            cfg = make_config("--variant", variant, "--task", name,
+                              "--task_size", str(SMALL_SIZES[name]),
+                              *(["--data", str(data)] if name == "lm" else []))
+            task, model, device, dtype, _ = mixit.build(cfg, verbose=False)
+            # the optimizer as it is built on CUDA (fused AdamW; the CPU one reads its step
+            # counter with .item(), which costs nothing there: the counter lives on the host)
+            steps.append((task, model, mixit.make_optimizer(model, cfg, "cuda"), cfg, dtype))
+    with monkeypatch.context() as m:
+        for method in ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__"):
+            m.setattr(torch.Tensor, method, no_read)
+        for task, model, optimizer, cfg, dtype in steps:
+            batch = task.get_batch(8, torch.Generator().manual_seed(0))
+            mixit.train_step(model, model, optimizer, batch, 1e-3, cfg, dtype)
+
+
 @pytest.mark.parametrize("variant", ["standard", "mixit"])
 def test_attention_maps_are_the_ones_the_model_uses(variant):
     """With return_hidden=True (used for the figures) the model gives the same logits as the

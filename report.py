@@ -49,15 +49,13 @@ def load(path):
                 if line.strip():
                     r = json.loads(line)
                     cells[re.sub(r"/s\d+$", "", r["config"]["tag"])].append(r)
-    # Table 3's add runs are also Table 5's cell at their head count and Table 6's at their depth:
-    # run_all.sh does not run the same configuration twice, so those cells borrow them.
+    # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
+    # run the same configuration twice, so those cells borrow them.
     for v in ("mixit", "random"):
         for r in cells.get(f"t3/add/{v}", []):
-            c = r["config"]
-            same = [f"t6/add/{v}-L{c['n_layer']}"] + ([f"t5/add/heads{c['n_head']}"] if v == "mixit" else [])
-            for cell in same:
-                if not any(x["config"]["tag"].startswith(cell + "/") for x in cells[cell]):
-                    cells[cell].append(r)
+            cell = f"t6/add/{v}-L{r['config']['n_layer']}"
+            if not any(x["config"]["tag"].startswith(cell + "/") for x in cells[cell]):
+                cells[cell].append(r)
     return cells
 
 

@@ -8,7 +8,7 @@ Run them with
 Every model here is tiny (width 32, 4 heads, 2 layers) and every task small, so the whole file
 runs in well under two minutes on a 2-core CPU. Each test checks one property, said in its
 docstring; the sections follow the order of mixit.py: model, MixiT's mixing matrices, freezing,
-tasks, training, checkpoints, command line, learning-rate schedule.
+tasks, training, checkpoints, command line, learning-rate schedule; then report.py's tables.
 """
 
 import dataclasses
@@ -1007,3 +1007,36 @@ def test_learning_rate_warms_up_linearly_then_decays_to_zero():
     assert lrs[-1] < 0.01 * 0.01
     assert mixit.get_lr(100, cfg) == pytest.approx(0.0, abs=1e-12)
     assert min(lrs) >= 0
+
+
+# -----------------------------------------------------------------------------
+# Tables: report.py renders them from the run records
+
+
+def test_report_renders_tables_from_the_records(tmp_path):
+    """Two seeds of a cell become 'mean ± std (n=2) [paper]'; Table 8 gives the first evaluation
+    at or above 99% with its training seconds, or the best accuracy when none got there; a
+    2-layer Table 3 add run also fills Table 6's 2-layer cell."""
+    import report
+
+    def record(tag, acc, history, n_layer=2):
+        return {"config": {"tag": tag, "task_size": 6, "n_layer": n_layer, "n_head": 4,
+                           "eval_interval": 200},
+                "final": {"acc": acc, "token_cov": 0.5}, "n_trainable": 10,
+                "history": [{"step": s, "train_s": t, "acc": a} for s, t, a in history],
+                "wall_s": 60}
+
+    path = tmp_path / "quick.jsonl"
+    with open(path, "w") as f:
+        for r in (record("t1/needle/standard/s0", 1.0, [(0, 0, 0.1), (200, 21.4, 0.995)]),
+                  record("t1/needle/standard/s1", 0.9, [(0, 0, 0.1), (200, 20, 0.9)]),
+                  record("t3/add/mixit/s0", 0.45, [(0, 0, 0.1), (1000, 80, 0.45)])):
+            f.write(json.dumps(r) + "\n")
+    cells = report.load(str(path))
+    assert [r["config"]["tag"] for r in cells["t6/add/mixit-L2"]] == ["t3/add/mixit/s0"]
+    md = report.render(cells, "quick")
+    needle_row = next(line for line in md.splitlines() if line.startswith("| Standard | 95.0"))
+    assert needle_row.startswith("| Standard | 95.0 ± 7.1 (n=2) [100] |")
+    steps_row = [line for line in md.splitlines() if line.startswith("| Standard |")][-1]
+    assert steps_row.startswith("| Standard | 200 (21 s), – (90.0%) |")
+    assert "| MixiT | accuracy % | 45.0 (n=1) |" in md

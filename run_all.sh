@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce every table and figure of the paper (see README, "Results").
 #
-#   bash run_all.sh --quick   CPU scale: small widths and sizes, 1 seed, about 31 min on 2 cores
+#   bash run_all.sh --quick   CPU scale: small widths and sizes, 1 seed, about 34 min on 2 cores
 #   bash run_all.sh           paper scale: width 512, paper task sizes, 3 seeds; meant for GPUs
 #   bash run_all.sh --smoke   the quick list with 20 steps per run: checks the pipeline in minutes
 #

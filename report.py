@@ -79,15 +79,16 @@ def first_reaching(runs, target):
     """'step (seconds)' of the first evaluation with acc >= target, per seed; '–' if none ran."""
     if not runs:
         return "–"
-    cells = []
+    per_seed = []
     for r in runs:
         hit = next((h for h in r["history"] if h.get("acc", 0) >= target), None)
         best = max(h.get("acc", 0) for h in r["history"])
-        cells.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit else f"– ({100 * best:.1f}%)")
-    return ", ".join(cells)
+        per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit else f"– ({100 * best:.1f}%)")
+    return ", ".join(per_seed)
 
 
-def _eval_interval(cells):
+def eval_interval(cells):
+    """The evaluation interval of the Table 1 runs (Table 8's step resolution)."""
     return next((runs[0]["config"]["eval_interval"] for c, runs in cells.items()
                  if c.startswith("t1/")), "?")
 
@@ -176,7 +177,7 @@ def render(cells, scale):
         out.append("–")
     # Steps to result: the recipe's cost, read off each run's evaluation history
     out.append("**Table 8. Steps to result**: the first evaluation (every "
-               f"{_eval_interval(cells)} steps) at which test accuracy reached 99%, and the "
+               f"{eval_interval(cells)} steps) at which test accuracy reached 99%, and the "
                "training seconds to it; `–` (best %) where it never did. The recipe is the "
                "scale's settings in run_all.sh; a step is one batch.")
     t8 = ["needle", "induction", "copy", "hop", "add", "modadd", "dyck"]

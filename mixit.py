@@ -684,7 +684,8 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
     print(f"benchmark: task {cfg.task}, n_layer {cfg.n_layer}, n_embd {cfg.n_embd}, n_head "
           f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up steps, then the median of "
           f"{windows} windows of {per_window} steps, variants taking turns")
-    def steps(n, model, fwd, optimizer, gen):  # task and dtype: those built below
+
+    def steps(n, task, model, fwd, optimizer, gen, dtype):
         for _ in range(n):
             batch = task.get_batch(cfg.batch_size, gen)
             train_step(model, fwd, optimizer, batch, cfg.lr, cfg, dtype)
@@ -695,7 +696,7 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
         task, model, device, dtype, _ = build(c, verbose=False)  # task, device, dtype: all alike
         fwd, sync = compiled(model, c, device)
         gen = torch.Generator(device).manual_seed(0)
-        args = (model, fwd, make_optimizer(model, c, device), gen)
+        args = (task, model, fwd, make_optimizer(model, c, device), gen, dtype)
         steps(warmup, *args)
         runs.append((variant, model, args, []))
     sync()

@@ -1240,6 +1240,39 @@ def test_a_difference_inside_the_seeds_spread_is_no_difference():
     assert "| not reproduced |" in row(report.verdicts(cells((0.40, 0.42, 0.41))))
 
 
+def test_claims_read_the_long_runs_of_table_11_where_they_exist():
+    """Without `run_all.sh --claims`, claim 3 compares Table 3's 4-head MixiT on add; with it,
+    the 64-head long run (and claim 4 the n = 256 capacity cells), and Table 11 shows each
+    long cell beside its accuracy 1000 steps before the end."""
+    import report
+
+    def runs(task, size, *accs, bits=None, steps=2000):
+        return [{"config": {"task": task, "task_size": size, "data_seed": 0, "eval_size": 64},
+                 "steps": steps, "n_trainable": 10,
+                 "final": {"acc": a, **({"bits_per_param": bits * a} if bits else {})},
+                 "history": [{"step": 0, "train_s": 0, "acc": 0.1},
+                             {"step": 1000, "train_s": 9, "acc": a - 0.01},
+                             {"step": steps, "train_s": 20, "acc": a}]} for a in accs]
+    cells = {f"{c}/{v}": runs(t, n, *accs) for c, t, n in (
+                 ("t3/add", "add", 4), ("t3/modadd", "modadd", 11), ("t3/dyck", "dyck", 6),
+                 ("t4/memorize", "memorize", 8))
+             for v, accs in (("standard", (1.0, 1.0, 0.99)), ("mixit", (0.45, 0.40, 0.50)))}
+    row = lambda md, n: next(l for l in md.splitlines() if l.startswith(f"| {n}. "))  # noqa: E731
+    assert "| not reproduced |" in row(report.verdicts(cells), 3)
+    cells["c3/add/mixit-heads64"] = runs("add", 4, 1.0, 0.99, 1.0, steps=8000)
+    for v, a in (("standard", 0.5), ("frozen_qk", 0.4), ("mixit", 0.48), ("frozen_mlp", 0.2)):
+        cells[f"c4/memorize/{v}"] = runs("memorize", 8, a, a + 0.01, a - 0.01, bits=3.0)
+    r3 = row(report.verdicts(cells), 3)
+    assert "add (MixiT 64 heads) 99.7 ± 0.6 vs 99.7 ± 0.6" in r3 and "memorize n=256" in r3
+    assert "| partly |" in r3  # modadd and dyck still read Table 3, where MixiT is far behind
+    assert "(n=8)" in row(report.verdicts(cells), 4)
+    for c, rs in cells.items():
+        for i, r in enumerate(rs):
+            r["config"]["tag"] = f"{c}/s{i}"
+    md = report.render(cells, "quick")
+    assert "| MixiT, 64 heads (add) | 99.7 ± 0.6 (n=3) | – | 98.7 ± 0.6 (n=3) |" in md
+
+
 def test_plan_costs_each_run_by_its_flops_and_the_measured_floor(tmp_path, capsys):
     """bench.plan: a tiny run sits on the per-step floor (start-up + steps x floor), a huge one is
     costed by its FLOPs at the stated MFU, and packing divides only the floor-bound runs."""

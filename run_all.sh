@@ -149,6 +149,19 @@ for seed in $SEEDS; do
     cell "t5/add/heads$h/s$seed" $BASE $DENSE --steps $HEAD_STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
   done
 done
+# --- claims 3-5 past the plateau (--claims, quick scale): the quick cells stop too early to test them
+# Table 5's curves: MixiT with 64 heads sits near 64% on add-4 until about step 3000, then adds.
+# Table 4 at n = 128: Standard holds the whole table, so its bits per parameter are a floor, and
+# MixiT is still climbing at 1200 steps. At n = 256 (524,288 bits) no variant of width 32 can hold
+# the table, and 6000 steps let each curve flatten: capacity, not speed, is what is measured.
+if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
+  for seed in $(seq 0 $(( ${N_SEEDS_GIVEN:-3} - 1 ))); do
+    cell "c3/add/mixit-heads64/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --seed $seed
+    for v in standard frozen_qk mixit frozen_mlp; do
+      cell "c4/memorize/$v/s$seed" $MEM --steps 6000 --eval_interval 500 --task_size 256 --variant $v --seed $seed
+    done
+  done
+fi
 # --- the studies beyond the paper (--studies): each row of a table is a cell, 3 seeds ------------
 block_args() {  # the confound rows of Table 9: a variant in another block
   case $1 in
@@ -191,19 +204,6 @@ if [ -n "$STUDIES" ]; then
       for t in needle add lm; do  # seeds 0-2 are Tables 1-3's own; report.py joins them
         cell "s1/$t/$v/s$seed" $(task_args $t) --variant $v --seed $seed
       done
-    done
-  done
-fi
-# --- claims 3-5 past the plateau (--claims, quick scale): the quick cells stop too early to test them
-# Table 5's curves: MixiT with 64 heads sits near 64% on add-4 until about step 3000, then adds.
-# Table 4 at n = 128: Standard holds the whole table, so its bits per parameter are a floor, and
-# MixiT is still climbing at 1200 steps. At n = 256 (524,288 bits) no variant of width 32 can hold
-# the table, and 6000 steps let each curve flatten: capacity, not speed, is what is measured.
-if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
-  for seed in $(seq 0 $(( ${N_SEEDS_GIVEN:-3} - 1 ))); do
-    cell "c3/add/mixit-heads64/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --seed $seed
-    for v in standard frozen_qk mixit frozen_mlp; do
-      cell "c4/memorize/$v/s$seed" $MEM --steps 6000 --eval_interval 500 --task_size 256 --variant $v --seed $seed
     done
   done
 fi

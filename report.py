@@ -163,9 +163,10 @@ def ms(values, scale=100, digits=1):
     return f"{m:.{digits}f} ± {sd:.{digits}f}"
 
 
-def verdicts(cells):
+def claim_rows(cells):
     """One row per claim of the paper: its number, ours (mean ± std over n seeds), a verdict
-    computed by a rule written out in the row, and where the evidence is. Nothing typed."""
+    computed by a rule written out in the row, and where the evidence is. Nothing typed.
+    Returns (n seeds, rows)."""
     A = lambda cell, key="acc": final(cells, cell, key)  # noqa: E731
     seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
     n = f"{min(seeds)}" if seeds and min(seeds) == max(seeds) else (
@@ -281,9 +282,39 @@ def verdicts(cells):
     else:
         row("8. LM: Frozen-QK near Standard, MixiT behind", "gaps +0.29 / +0.95 nats/token",
             "not run yet", None, False, "Frozen-QK's gap under half of MixiT's", "Table 2")
+    return n, rows
+
+
+def verdicts(cells):
+    n, rows = claim_rows(cells)
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
             "report.py); the verdict follows the rule in its row; '–': not yet measured.\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
+
+
+def dtype_check(cells, other, name):
+    """Does another dtype (other: its cells, e.g. seed 0 in bf16 autocast) change a result? Each
+    claim's verdict side by side, and every cell whose value lies beyond the published cell's
+    seed spread (differ(): further from its mean than the larger std, or 1 point)."""
+    (n, rows), (_, rows2) = claim_rows(cells), claim_rows(other)
+    out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
+           f"run_all.sh --quick`, on a CPU with native {name}), against the published fp32 "
+           f"cells (n = {n}).",
+           table(["claim", f"verdict, fp32 (n={n})", f"verdict, {name}", f"ours, {name}"],
+                 [[a[0], a[3], b[3], b[2]] for a, b in zip(rows, rows2)])]
+    beyond, compared = [], 0
+    for cell, runs in sorted(other.items()):
+        key = "loss" if cell.startswith(("t2/", "s2/")) else "acc"
+        mine, theirs = final(cells, cell, key), final(other, cell, key)
+        if not mine or not theirs or cell.startswith("t7/"):
+            continue
+        compared += 1
+        if differ(mine, theirs):
+            beyond.append(f"{cell} {ms(theirs, 1, 3) if key == 'loss' else ms(theirs)} vs "
+                          f"{ms(mine, 1, 3) if key == 'loss' else ms(mine)}")
+    out.append(f"Cells beyond the fp32 seeds' spread: {len(beyond)} of {compared}"
+               + (": " + "; ".join(beyond) if beyond else "") + ".")
+    return "\n\n".join(out)
 
 
 def render(cells, scale):
@@ -625,6 +656,9 @@ def main():
         md += "\n\n" + studies
     if args.scale == "quick":
         md += "\n\n" + covariance_at_init()
+        other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
+        if other:
+            md += "\n\n" + dtype_check(cells, other, "bfloat16")
     plot_needle(cells, args.scale)
     plot_lm_curves(cells, args.scale)
     plot_depth(cells, args.scale)

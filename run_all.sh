@@ -17,6 +17,9 @@
 #                             into results/paper-smoke.jsonl, then the report: catches shape,
 #                             memory and configuration errors before any GPU time is spent
 #
+# CPU_DTYPE=bfloat16 bash run_all.sh --quick runs the quick list in bf16 autocast instead of fp32,
+# into results/quick-bfloat16.jsonl; report.py then checks it against the fp32 tables.
+#
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
 # A cell whose record already exists is skipped, so an interrupted sweep resumes where it
 # stopped, and `--seeds 3` after `--seeds 1` runs only seeds 1 and 2. Runs go in parallel: one
@@ -47,9 +50,12 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-OUT=results/$SCALE.jsonl
+CPU_DTYPE=${CPU_DTYPE:-float32}
+NAME=$SCALE  # the results file's name: quick, paper, ..., or quick-bfloat16
+[ $SCALE = quick ] && [ "$CPU_DTYPE" != float32 ] && NAME=$SCALE-$CPU_DTYPE
+OUT=results/$NAME.jsonl
 [ -n "$PLAN" ] && OUT=$(mktemp)  # the plan lists every run, done or not
-LOGS=results/logs/$SCALE  # one folder per scale: the scales share their tags
+LOGS=results/logs/$NAME  # one folder per results file: they share their tags
 mkdir -p "$LOGS" results/ckpt plots
 touch "$OUT"
 
@@ -80,7 +86,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
   # bf16, AMX) and fp32 on the others, and the published tables should not depend on the CPU
-  DTYPE="--dtype float32"
+  DTYPE="--dtype $CPU_DTYPE"
 else
   N_SEEDS=${N_SEEDS:-3}; [ $SCALE = paper-smoke ] && N_SEEDS=${N_SEEDS_GIVEN:-1}
   # Steps, by a stated rule (bash run_all.sh --plan costs it): 3x the quick schedule, whose cells
@@ -126,7 +132,7 @@ for seed in $SEEDS; do
   done
   for v in $T1_VARIANTS; do
     for t in needle induction copy hop; do        # Table 1: retrieval
-      extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${SCALE}_induction_$v.pt"
+      extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${NAME}_induction_$v.pt"
       cell "t1/$t/$v/s$seed" $BASE $SPARSE --task $t --task_size ${SIZE[$t]} $(variant_args $v) --seed $seed $extra
     done
   done

@@ -1273,6 +1273,18 @@ def test_claims_read_the_long_runs_of_table_11_where_they_exist():
     assert "| MixiT, 64 heads (add) | 99.7 ± 0.6 (n=3) | – | 98.7 ± 0.6 (n=3) |" in md
 
 
+def test_dtype_check_lists_the_cells_beyond_the_seeds_spread():
+    """A bf16 seed inside the fp32 seeds' spread passes silently; one far outside is named, and
+    the claims' verdicts stand side by side."""
+    import report
+    runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
+    fp32 = {"t1/needle/mixit": runs(0.01, 0.02, 0.03), "t3/add/standard": runs(0.9, 1.0, 0.95)}
+    bf16 = {"t1/needle/mixit": runs(0.025), "t3/add/standard": runs(0.40)}
+    md = report.dtype_check(fp32, bf16, "bfloat16")
+    assert "beyond the fp32 seeds' spread: 1 of 2: t3/add/standard 40.0 ± 0.0 vs 95.0 ± 5.0." in md
+    assert "| 1. MixiT fails retrieval |" in md
+
+
 def test_plan_costs_each_run_by_its_flops_and_the_measured_floor(tmp_path, capsys):
     """bench.plan: a tiny run sits on the per-step floor (start-up + steps x floor), a huge one is
     costed by its FLOPs at the stated MFU, and packing divides only the floor-bound runs."""

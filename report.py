@@ -37,6 +37,7 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 LM_ROWS = VARIANTS + ["frozen_qk_ref"]
 FLOOR = "*trivial rule (floor)*"
+UNSTABLE = 10  # points: seeds further apart than this mark their cell "†", unstable at its budget
 # The paper's numbers (v3, one run each), for the cells where it reports one.
 PAPER = {
     ("t1", "needle"): {"standard": 100, "frozen_qk": 97.0, "mixit": 11.2},
@@ -74,7 +75,8 @@ def stat(values, scale=1.0, digits=1):
     if len(v) == 1:
         return f"{mean:.{digits}f} (n=1)"
     std = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1))
-    return f"{mean:.{digits}f} ± {std:.{digits}f} (n={len(v)})"
+    unstable = scale == 100 and max(v) - min(v) > UNSTABLE  # accuracies in %
+    return f"{mean:.{digits}f} ± {std:.{digits}f} (n={len(v)}){' †' if unstable else ''}"
 
 
 def mean_std(values):
@@ -318,7 +320,8 @@ def dtype_check(cells, other, name):
 
 
 def render(cells, scale):
-    out = []
+    out = [f"Accuracies are mean ± std over n seeds; **†**: the seeds lie more than {UNSTABLE} "
+           "points apart, so the cell is unstable at its budget: read its spread, not its mean."]
     # Table 1: retrieval
     tasks1 = ["needle", "induction", "copy", "hop"]
     out.append("**Table 1. Retrieval**: test accuracy (%) per answer token; [paper] where it "

@@ -168,7 +168,7 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   for seed in $(seq 0 $(( ${N_SEEDS_GIVEN:-3} - 1 ))); do
     cell "c3/add/mixit-heads64/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --seed $seed
     for v in standard frozen_qk mixit frozen_mlp; do
-      cell "c4/memorize/$v/s$seed" $MEM --steps 6000 --eval_interval 500 --task_size 256 --variant $v --seed $seed
+      cell "c4/memorize/$v/s$seed" $MEM --task memorize --steps 6000 --eval_interval 500 --task_size 256 --variant $v --seed $seed
     done
   done
 fi

@@ -118,7 +118,7 @@ def floor(cells, prefix, key="acc"):
 
 
 def final(cells, cell, key="acc"):
-    return [r["final"][key] for r in cells.get(cell, []) if key in r["final"]]
+    return [r["final"][key] for r in cells.get(cell, []) if key in r.get("final", {})]
 
 
 def first_reaching(runs, target):

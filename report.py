@@ -202,7 +202,7 @@ def claim_rows(cells):
     if long_add:
         t3[0] = ("add (MixiT 64 heads)", "c3/add/mixit-heads64", "t3/add/standard")
     if long_mem:
-        t3[3] = ("memorize n=256", "c4/memorize/mixit", "c4/memorize/standard")
+        t3[3] = ("memorize (Table 11)", "c4/memorize/mixit", "c4/memorize/standard")
     have = all(A(m) and A(s) for _, m, s in t3)
     same = [not differ(A(m), A(s)) or abs(mean(A(m)) - mean(A(s))) < 0.05 for _, m, s in t3] if have else []
     row("3. MixiT ≈ Standard on add, modadd, dyck, memorize", "about equal",
@@ -377,11 +377,13 @@ def render(cells, scale):
     if any(c.startswith(("c3/", "c4/")) for c in cells):
         c4 = ["standard", "frozen_qk", "mixit", "frozen_mlp"]
         steps = lambda c: cells[c][0]["steps"] if cells.get(c) else "–"  # noqa: E731
+        width = lambda c: cells[c][0]["config"]["n_embd"] if cells.get(c) else "–"  # noqa: E731
         out.append("**Table 11. Claims 3-5 past the plateau** (`run_all.sh --claims`): MixiT with "
                    f"64 heads on add-{size_of(cells, 'c3/')} for {steps('c3/add/mixit-heads64')} "
-                   "steps (Table 5's curves climb after step 3000), and memorization of a table no "
-                   f"variant of width 32 can hold (n={size_of(cells, 'c4/')}, "
-                   f"{steps('c4/memorize/standard')} steps, until each curve is flat): test "
+                   "steps (Table 5's curves climb after step 3000), and memorization of a table too "
+                   f"large for any variant to hold (n={size_of(cells, 'c4/')}, width "
+                   f"{width('c4/memorize/standard')}, {steps('c4/memorize/standard')} steps, "
+                   "until each curve is flat): test "
                    "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps "
                    "before the end (a flat curve: the two agree).")
 

@@ -506,13 +506,15 @@ def finish_plot(xlabel, ylabel, title, name):
 
 def plot_needle(cells, scale):
     plt.figure(figsize=(5, 3.5))
-    for v in ["standard", "frozen_qk", "mixit"]:
-        pts = sorted((runs[0]["config"]["task_size"], sum(a) / len(a)) for c, runs in cells.items()
+    for i, v in enumerate(["standard", "frozen_qk", "mixit"]):
+        pts = sorted((runs[0]["config"]["task_size"], *mean_std(a)) for c, runs in cells.items()
                      if re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c) and (a := final(cells, c)))
-        if pts:
-            plt.plot(*zip(*pts), "o-", label=NAMES[v])
+        if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
+            x, m, sd = zip(*pts)
+            plt.errorbar([a + 0.08 * (i - 1) for a in x], m, yerr=sd, fmt="o-", capsize=3,
+                         label=NAMES[v])
     plt.ylim(-0.05, 1.05)
-    finish_plot("max key-value pairs (task_size)", "test accuracy",
+    finish_plot("max key-value pairs (task_size)", "test accuracy (mean ± std over seeds)",
                 f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce every table and figure of the paper (see README, "Results").
 #
-#   bash run_all.sh --quick   CPU scale: small widths and sizes, 1 seed, about 30 min on 2 cores
+#   bash run_all.sh --quick   CPU scale: small widths and sizes, 1 seed, 25-50 min on 2 cores
 #   bash run_all.sh           paper scale: width 512, paper task sizes, 3 seeds; meant for GPUs
 #   bash run_all.sh --smoke   the quick list with 20 steps per run: checks the pipeline in minutes
 #   --seeds N                 run seeds 0..N-1 of every cell (default: 1 at quick, 3 at paper scale)
@@ -9,8 +9,8 @@
 #                             (Table 9), hybrid schedules (Table 10), 10 seeds of three variants,
 #                             language modelling at longer contexts
 #   --claims                  also the long runs that test claims 3-5 past the quick cells' plateaus:
-#                             MixiT with 64 heads on add (8000 steps), memorization capacity at a
-#                             table no variant can hold (n = 256, 6000 steps); 3 seeds
+#                             MixiT with 64 heads on add (8000 steps), memorization capacity with a
+#                             table no variant can hold (n = 128 at width 16, 6000 steps); 3 seeds
 #   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
 #                             (bench.py's cost model), the total at PER_GPU packing; runs nothing
 #   --paper-smoke             every paper-scale run at its true size for 2 steps on this machine,

@@ -382,10 +382,9 @@ def render(cells, scale):
                    f"64 heads on add-{size_of(cells, 'c3/')} for {steps('c3/add/mixit-heads64')} "
                    "steps (Table 5's curves climb after step 3000), and memorization of a table too "
                    f"large for any variant to hold (n={size_of(cells, 'c4/')}, width "
-                   f"{width('c4/memorize/standard')}, {steps('c4/memorize/standard')} steps, "
-                   "until each curve is flat): test "
-                   "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps "
-                   "before the end (a flat curve: the two agree).")
+                   f"{width('c4/memorize/standard')}, {steps('c4/memorize/standard')} steps): test "
+                   "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before "
+                   "the end (where the two agree, the curve is flat).")
 
         def before_end(cell):  # accuracy one thousand steps before the last evaluation
             return [next(h["acc"] for h in reversed(r["history"]) if h["step"] <= r["steps"] - 1000)

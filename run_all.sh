@@ -163,7 +163,7 @@ done
 # Table 5's curves: MixiT with 64 heads sits near 64% on add-4 until about step 3000, then adds.
 # Table 4 (n = 128, width 32, 1200 steps) measures speed more than capacity: every curve is still
 # climbing, and given 5000 steps Standard holds the whole table (x/long-mem128-*). At width 16 the
-# same table (114,688 bits) is more than any variant's 8-17k trainable parameters can hold, and
+# same table (114,688 bits) is more than any variant's 10-17k trainable parameters can hold, and
 # 6000 steps (375 passes over it) let the curves flatten. (n = 256 at width 32 went the other way:
 # 94 passes left Standard at 11% and still climbing, x/c4-n256-w32/*.)
 if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then

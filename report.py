@@ -287,6 +287,18 @@ def claim_rows(cells):
     return n, rows
 
 
+def summary(cells):
+    """One line for the top of the README: which claims reproduced, from the claims table."""
+    n, rows = claim_rows(cells)
+    by = {}
+    for r in rows:
+        by.setdefault(r[3], []).append(r[0].split(".")[0])
+    parts = [f"{len(by[v])} {v} ({', '.join(by[v])})" for v in
+             ("reproduced", "partly", "not reproduced", "–") if v in by]
+    return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's {len(rows)} "
+            f"claims, {'; '.join(parts)}. The claims table is under [What reproduced](#what-reproduced).")
+
+
 def verdicts(cells):
     n, rows = claim_rows(cells)
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
@@ -672,7 +684,8 @@ def main():
     with open(f"results/tables_{args.scale}.md", "w") as f:
         f.write(claims + "\n\n" + md + "\n")
     # the verdicts go to the README, the tables to the findings file, each between its markers
-    for path, block, text in (("README.md", "verdicts", claims), (FINDINGS, "tables", md)):
+    for path, block, text in (("README.md", "verdicts", claims), ("README.md", "summary", summary(cells)),
+                              (FINDINGS, "tables", md)):
         replace_between(path, f"<!-- {args.scale}-{block} -->", text)
     print(claims + "\n\n" + md)
 

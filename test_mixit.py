@@ -1238,6 +1238,8 @@ def test_a_difference_inside_the_seeds_spread_is_no_difference():
     row = lambda md: next(l for l in md.splitlines() if l.startswith("| 3. MixiT"))  # noqa: E731
     assert "| reproduced |" in row(report.verdicts(cells((0.88, 0.97, 0.99))))
     assert "| not reproduced |" in row(report.verdicts(cells((0.40, 0.42, 0.41))))
+    line = report.summary(cells((0.40, 0.42, 0.41)))  # the README's one line follows the table
+    assert "1 not reproduced (3)" in line and "of the paper's 8 claims" in line
 
 
 def test_claims_read_the_long_runs_of_table_11_where_they_exist():

@@ -323,9 +323,9 @@ def dtype_check(cells, other, name):
         if not mine or not theirs or cell.startswith("t7/"):
             continue
         compared += 1
+        show = (lambda v: ms(v, 1, 3)) if key == "loss" else ms
         if differ(mine, theirs):
-            beyond.append(f"{cell} {ms(theirs, 1, 3) if key == 'loss' else ms(theirs)} vs "
-                          f"{ms(mine, 1, 3) if key == 'loss' else ms(mine)}")
+            beyond.append(f"{cell} {show(theirs)} vs {show(mine)}")
     out.append(f"Cells beyond the fp32 seeds' spread: {len(beyond)} of {compared}"
                + (": " + "; ".join(beyond) if beyond else "") + ".")
     return "\n\n".join(out)

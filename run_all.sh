@@ -160,7 +160,7 @@ for seed in $SEEDS; do
   done
 done
 # --- claims 3-5 past the plateau (--claims, quick scale): the quick cells stop too early to test them
-# Table 5's curves: MixiT with 64 heads sits near 64% on add-4 until about step 3000, then adds.
+# Table 5's curves: MixiT with many heads sits near 64% on add-4 for 1500-4000 steps, then adds.
 # Table 4 (n = 128, width 32, 1200 steps) measures speed more than capacity: every curve is still
 # climbing, and given 5000 steps Standard holds the whole table (x/long-mem128-*). At width 16 the
 # same table (114,688 bits) is more than any variant's 10-17k trainable parameters can hold, and

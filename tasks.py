@@ -637,8 +637,8 @@ TASKS = {
                   dict(steps=1000, lr=3e-3, batch_size=128)),
     "induction": (make_induction, 32,  64, "context length",
                   dict(steps=600, lr=3e-3, batch_size=256)),
-    "hop":       (make_hop,        2,  16, "hops k",
-                  dict(steps=1500, lr=3e-3, batch_size=128)),
+    "hop":       (make_hop,        3,  16, "hops k",
+                  dict(steps=1000, lr=3e-3, batch_size=256)),
     "lm":        (make_lm,       128, 256, "context length in bytes",
                   dict(steps=1500, lr=2e-3, batch_size=32)),
 }

@@ -10,8 +10,8 @@
 #                             language modelling at longer contexts
 #   --claims                  also the long runs that test claims 2-5 past the quick cells' plateaus:
 #                             3-hop induction (3000 steps), MixiT with 64 heads on add (8000
-#                             steps), memorization capacity with a table no variant can hold
-#                             (n = 128 at width 16, 6000 steps); 3 seeds
+#                             steps) and dyck (1200), memorization capacity with a table no
+#                             variant can hold (n = 128 at width 16, 6000 steps); 3 seeds
 #   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
 #                             (bench.py's cost model), the total at PER_GPU packing; runs nothing
 #   --paper-smoke             every paper-scale run at its true size for 2 steps on this machine,
@@ -167,7 +167,8 @@ for seed in $SEEDS; do
 done
 # --- claims 2-5 past the plateau (--claims, quick scale): the quick cells stop too early to test them
 # Table 1's 3-hop cells end at 1000 steps with Standard and Frozen-QK still climbing (Frozen-QK:
-# 82, 86, 87% at steps 600-1000); 3000 steps let both curves flatten.
+# 82, 86, 87% at steps 600-1000); 3000 steps let both curves flatten. MixiT gets the 64 heads the
+# paper's MixiT has (32-256) on dyck as on add, and 3x Table 3's steps.
 # Table 5's curves: MixiT with many heads sits near 64% on add-4 for 1500-4000 steps, then adds.
 # Table 4 (n = 128, width 32, 1200 steps) measures speed more than capacity: every curve is still
 # climbing, and given 5000 steps Standard holds the whole table (x/long-mem128-*). At width 16 the
@@ -179,6 +180,7 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     for v in standard frozen_qk mixit; do
       cell "c2/hop/$v/s$seed" $BASE $HOP --steps 3000 --task hop --task_size ${SIZE[hop]} --variant $v --seed $seed
     done
+    cell "c3/dyck/mixit-heads64/s$seed" $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 --seed $seed
     cell "c3/add/mixit-heads64/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --seed $seed
     for v in standard frozen_qk mixit frozen_mlp; do
       cell "c4/memorize/$v/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 --variant $v --seed $seed

@@ -1245,9 +1245,9 @@ def test_a_difference_inside_the_seeds_spread_is_no_difference():
 
 
 def test_claims_read_the_long_runs_of_table_11_where_they_exist():
-    """Without `run_all.sh --claims`, claim 3 compares Table 3's 4-head MixiT on add; with it,
-    the 64-head long run (and claim 4 the n = 256 capacity cells), and Table 11 shows each
-    long cell beside its accuracy 1000 steps before the end."""
+    """Without `run_all.sh --claims`, claim 3 compares Table 3's 4-head MixiT on add and dyck;
+    with it, the 64-head long runs (and claim 4 the n = 128 capacity cells), and Table 11 shows
+    each long cell beside its accuracy 1000 steps before the end."""
     import report
 
     def runs(task, size, *accs, bits=None, steps=2000):
@@ -1265,17 +1265,20 @@ def test_claims_read_the_long_runs_of_table_11_where_they_exist():
     row = lambda md, n: next(l for l in md.splitlines() if l.startswith(f"| {n}. "))  # noqa: E731
     assert "| not reproduced |" in row(report.verdicts(cells), 3)
     cells["c3/add/mixit-heads64"] = runs("add", 4, 1.0, 0.99, 1.0, steps=8000)
+    cells["c3/dyck/mixit-heads64"] = runs("dyck", 6, 0.9, 0.92, 0.91)
     for v, a in (("standard", 0.5), ("frozen_qk", 0.4), ("mixit", 0.48), ("frozen_mlp", 0.2)):
         cells[f"c4/memorize/{v}"] = runs("memorize", 8, a, a + 0.01, a - 0.01, bits=3.0)
     r3 = row(report.verdicts(cells), 3)
     assert "add (MixiT 64 heads) 99.7 ± 0.6 vs 99.7 ± 0.6" in r3 and "memorize (Table 11)" in r3
-    assert "| partly |" in r3  # modadd and dyck still read Table 3, where MixiT is far behind
+    assert "dyck (MixiT 64 heads) 91.0 ± 1.0 vs 99.7 ± 0.6" in r3
+    assert "| partly |" in r3  # modadd still reads Table 3, where MixiT is far behind
     assert "(n=8)" in row(report.verdicts(cells), 4)
     for c, rs in cells.items():
         for i, r in enumerate(rs):
             r["config"]["tag"] = f"{c}/s{i}"
     md = report.render(cells, "quick")
     assert "| MixiT, 64 heads (add) | 99.7 ± 0.6 (n=3) | – | 98.7 ± 0.6 (n=3) |" in md
+    assert "| MixiT, 64 heads (dyck) | 91.0 ± 1.0 (n=3) | – | 90.0 ± 1.0 (n=3) |" in md
 
 
 def test_dtype_check_lists_the_cells_beyond_the_seeds_spread():

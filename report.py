@@ -34,6 +34,8 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
          # the extra row: Frozen-QK whose frozen W_Q, W_K start N(0, 0.02^2) as in the reference
          # code, instead of the paper's N(0, 1/d)
          "frozen_qk_ref": "Frozen-QK, reference init 0.02"}
+# a variant in the other's block (Table 9, and the capacity rows of Table 11)
+BLOCK_ROWS = {"standard_mixblock": "Standard in MixiT's block", "mixit_stdblock": "MixiT in Standard's block"}
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 LM_ROWS = VARIANTS + ["frozen_qk_ref"]
 FLOOR = "*trivial rule (floor)*"
@@ -420,9 +422,11 @@ def render(cells, scale):
                  stat(before_end(f"c2/hop/{v}"), 100)] for v in c2]
         rows += [[f"MixiT, 64 heads ({t})", stat(final(cells, f"c3/{t}/mixit-heads64"), 100), "–",
                   stat(before_end(f"c3/{t}/mixit-heads64"), 100)] for t in ("add", "dyck")]
-        rows += [[NAMES[v] + " (memorize)", stat(final(cells, f"c4/memorize/{v}"), 100),
+        c4 += [v for v in ("mixit_stdblock", "standard_mixblock") if cells.get(f"c4/memorize/{v}")]
+        rows += [[BLOCK_ROWS.get(v, NAMES.get(v)) + " (memorize)", stat(final(cells, f"c4/memorize/{v}"), 100),
                   stat(final(cells, f"c4/memorize/{v}", "bits_per_param"), 1, 2)
-                  + paper("t4", "memorize", v), stat(before_end(f"c4/memorize/{v}"), 100)] for v in c4]
+                  + (paper("t4", "memorize", v) if v in NAMES else ""),
+                  stat(before_end(f"c4/memorize/{v}"), 100)] for v in c4]
         rows += [[FLOOR + " (hop)", floor(cells, "c2/"), "–", "–"],
                  [FLOOR + " (add)", floor(cells, "c3/add/"), "–", "–"],
                  [FLOOR + " (dyck)", floor(cells, "c3/dyck/"), "–", "–"],
@@ -475,8 +479,8 @@ def render_studies(cells):
            "Each row changes the block, not what trains: learned positions, the shaped GLU and "
            "√½ residuals are MixiT's block (README)."]
     rows9 = [("Standard", "standard", None), ("Standard, learned positions", None, "standard_learnedpos"),
-             ("Standard in MixiT's block", None, "standard_mixblock"),
-             ("MixiT in Standard's block", None, "mixit_stdblock"), ("MixiT", "mixit", None)]
+             (BLOCK_ROWS["standard_mixblock"], None, "standard_mixblock"),
+             (BLOCK_ROWS["mixit_stdblock"], None, "mixit_stdblock"), ("MixiT", "mixit", None)]
     out.append(table(["row"] + list(home), [[name] + [
         stat(final(cells, f"{home[t]}/{v}" if v else f"t9/{t}/{row}", key[t]), scale[t],
              3 if t == "lm" else 1) for t in home] for name, v, row in rows9]))

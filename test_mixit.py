@@ -1268,6 +1268,7 @@ def test_claims_read_the_long_runs_of_table_11_where_they_exist():
     cells["c3/dyck/mixit-heads64"] = runs("dyck", 6, 0.9, 0.92, 0.91)
     for v, a in (("standard", 0.5), ("frozen_qk", 0.4), ("mixit", 0.48), ("frozen_mlp", 0.2)):
         cells[f"c4/memorize/{v}"] = runs("memorize", 8, a, a + 0.01, a - 0.01, bits=3.0)
+    cells["c4/memorize/mixit_stdblock"] = runs("memorize", 8, 0.3, 0.3, 0.3, bits=3.0)
     r3 = row(report.verdicts(cells), 3)
     assert "add (MixiT 64 heads) 99.7 ± 0.6 vs 99.7 ± 0.6" in r3 and "memorize (Table 11)" in r3
     assert "dyck (MixiT 64 heads) 91.0 ± 1.0 vs 99.7 ± 0.6" in r3
@@ -1279,6 +1280,7 @@ def test_claims_read_the_long_runs_of_table_11_where_they_exist():
     md = report.render(cells, "quick")
     assert "| MixiT, 64 heads (add) | 99.7 ± 0.6 (n=3) | – | 98.7 ± 0.6 (n=3) |" in md
     assert "| MixiT, 64 heads (dyck) | 91.0 ± 1.0 (n=3) | – | 90.0 ± 1.0 (n=3) |" in md
+    assert "| MixiT in Standard's block (memorize) | 30.0 ± 0.0 (n=3) | 0.90 ± 0.00 (n=3) |" in md
 
 
 def test_dtype_check_lists_the_cells_beyond_the_seeds_spread():

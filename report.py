@@ -552,6 +552,28 @@ def plot_needle(cells, scale):
                 f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
 
 
+def plot_context(cells, scale):
+    """Validation bits per byte against the context length (Table 2's lm cells and the longer-
+    context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays random."""
+    plt.figure(figsize=(5, 3.5))
+    drawn = False
+    for v in ("standard", "frozen_qk", "mixit"):
+        pts = sorted((runs[0]["config"]["task_size"], *mean_std(a)) for c, runs in cells.items()
+                     if re.fullmatch(rf"(t2/lm|s2/lm\d+)/{v}", c) and (a := final(cells, c, "bpb")))
+        if len(pts) > 1:
+            x, m, sd = zip(*pts)
+            plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=NAMES[v])
+            drawn = True
+    if not drawn:
+        plt.close()
+        return
+    plt.xscale("log", base=2)
+    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items() if c.startswith(("t2/lm/", "s2/"))})
+    plt.xticks(ticks, [str(t) for t in ticks])
+    finish_plot("context length (bytes)", "validation bits per byte (mean ± std)",
+                f"language modelling against context ({scale})", f"lm_context_{scale}.png")
+
+
 def plot_lm_curves(cells, scale):
     plt.figure(figsize=(5, 3.5))
     for v in VARIANTS:
@@ -702,6 +724,7 @@ def main():
             md += "\n\n" + dtype_check(cells, other, "bfloat16")
     plot_needle(cells, args.scale)
     plot_lm_curves(cells, args.scale)
+    plot_context(cells, args.scale)
     plot_depth(cells, args.scale)
     claims = verdicts(cells)
     with open(f"results/tables_{args.scale}.md", "w") as f:

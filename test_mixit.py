@@ -1373,3 +1373,17 @@ def test_claim_2_reads_frozen_qks_long_hop_runs_where_they_exist():
     cells["c2/hop/frozen_qk"] = runs(0.95, 0.96, 0.94)
     r2 = row(report.verdicts(cells), 2)
     assert "hop (Table 11) 95.0 ± 1.0" in r2 and "| reproduced |" in r2 and "Tables 1, 11" in r2
+
+
+def test_the_context_figure_is_drawn_from_two_contexts_or_more(tmp_path, monkeypatch):
+    """plot_context joins Table 2's lm cells (context 64) with the study's s2/lm<T> cells; with
+    only one context there is no curve to draw and no file is written."""
+    import report
+    monkeypatch.setattr(report, "PLOT_DIR", str(tmp_path))
+    runs = lambda T, *bpb: [{"config": {"task_size": T}, "final": {"bpb": b}} for b in bpb]  # noqa: E731
+    cells = {"t2/lm/standard": runs(64, 2.0, 2.1), "t2/lm/mixit": runs(64, 3.3)}
+    report.plot_context(cells, "quick")
+    assert not (tmp_path / "lm_context_quick.png").exists()
+    cells["s2/lm256/standard"] = runs(256, 1.8, 1.9)
+    report.plot_context(cells, "quick")
+    assert (tmp_path / "lm_context_quick.png").stat().st_size > 0

@@ -312,10 +312,20 @@ def summary(cells):
             f"claims, {'; '.join(parts)}. The claims table is under [What reproduced](#what-reproduced).")
 
 
+def cpu_minutes(cells, prefixes=("t", "f", "c")):
+    """(runs, minutes): how many runs the tables' cells hold and their summed wall time, the
+    cost of the tables on one core each (the studies, s* and t9/t10, are counted apart)."""
+    runs = [r for c, rs in cells.items() if c.startswith(prefixes) and not c.startswith(("t9/", "t10/"))
+            for r in rs]
+    return len(runs), sum(r.get("wall_s", 0) for r in runs) / 60
+
+
 def verdicts(cells):
     n, rows = claim_rows(cells)
+    runs, minutes = cpu_minutes(cells)
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
-            "report.py); the verdict follows the rule in its row; '–': not yet measured.\n\n"
+            "report.py); the verdict follows the rule in its row; '–': not yet measured. "
+            f"The {runs} runs behind it took {minutes:.0f} CPU-minutes (one thread per run).\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 
 

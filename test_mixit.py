@@ -1387,3 +1387,12 @@ def test_the_context_figure_is_drawn_from_two_contexts_or_more(tmp_path, monkeyp
     cells["s2/lm256/standard"] = runs(256, 1.8, 1.9)
     report.plot_context(cells, "quick")
     assert (tmp_path / "lm_context_quick.png").stat().st_size > 0
+
+
+def test_the_claims_table_states_its_cost_without_the_studies():
+    """The claims header sums the wall time of the tables' runs (t*, f*, c*), not the studies'."""
+    import report
+    rec = lambda s: {"final": {"acc": 0.5}, "wall_s": s}  # noqa: E731
+    cells = {"t1/needle/mixit": [rec(60), rec(120)], "c3/add/mixit-heads64": [rec(60)],
+             "t9/add/mixit_stdblock": [rec(6000)], "s1/add/mixit": [rec(6000)]}
+    assert "The 3 runs behind it took 4 CPU-minutes" in report.verdicts(cells)

@@ -410,7 +410,7 @@ def render(cells, scale):
         + [[FLOOR, "accuracy %"] + [floor(cells, "t6/")] * len(depths)]))
     # Table 11 (run_all.sh --claims): claims 2-5 where the quick cells stop before their plateau
     if any(c.startswith(("c2/", "c3/", "c4/")) for c in cells):
-        c2, c4 = ["standard", "frozen_qk", "mixit"], ["standard", "frozen_qk", "mixit", "frozen_mlp"]
+        c2, c4 = ["standard", "frozen_qk"], ["standard", "frozen_qk", "mixit", "frozen_mlp"]
         steps = lambda c: cells[c][0]["steps"] if cells.get(c) else "–"  # noqa: E731
         width = lambda c: cells[c][0]["config"]["n_embd"] if cells.get(c) else "–"  # noqa: E731
         out.append("**Table 11. Claims 2-5 past the plateau** (`run_all.sh --claims`): "

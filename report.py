@@ -513,17 +513,31 @@ def render_studies(cells):
                           + [cell10(c.format(h=home[t], t=t), t) for t in t10])
     out.append(table(["schedule"] + list(t10), rows10))
     out.append("**How much does the random draw matter?** Seeds 0-9 (init, mixing matrices, "
-               "frozen Q/K and batch order change together); mean ± std and the range.")
-    rows = []
-    for v in ("standard", "frozen_qk", "mixit"):
-        row = [NAMES[v]]
+               "frozen Q/K and batch order change together); mean ± std, the range, and r: the "
+               "correlation across seeds between the result and one number read off the draw at "
+               "initialization (`draw_strength`: MixiT's mean mixing strength, Frozen-QK's mean "
+               "logit scale; with 10 seeds |r| < 0.63 is no evidence of a link). "
+               "`plots/seeds_quick.png` shows every seed.")
+    draws = {("s1" if c.startswith("s1/") else "main", t, v): runs for t in ("needle", "add", "lm")
+             for v in ("standard", "frozen_qk", "mixit")
+             for c, runs in ((f"{home[t]}/{v}", cells.get(f"{home[t]}/{v}", [])),
+                             (f"s1/{t}/{v}", cells.get(f"s1/{t}/{v}", [])))}
+    rows, seeds = [], {}
+    for v in ("standard", "frozen_qk", "mixit", "mixit-nosink"):
+        row = [NAMES.get(v, "MixiT without its sink head")]
         for t in ("needle", "add", "lm"):
-            runs = cells.get(f"{home[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
+            runs = (cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
+                    else draws[("main", t, v)] + draws[("s1", t, v)])
             vals = [r["final"][key[t]] * scale[t] for r in runs]
-            row.append(f"{stat(vals, 1, 3 if t == 'lm' else 1)}, {min(vals):.{3 if t == 'lm' else 1}f}"
-                       f"–{max(vals):.{3 if t == 'lm' else 1}f}" if vals else "–")
+            seeds[v, t] = vals
+            d = 3 if t == "lm" else 1
+            text = f"{stat(vals, 1, d)}, {min(vals):.{d}f}–{max(vals):.{d}f}" if vals else "–"
+            if v in ("frozen_qk", "mixit") and len(vals) >= 5:
+                text += f"; r = {correlation([draw_strength(r) for r in runs], vals):+.2f}"
+            row.append(text)
         rows.append(row)
     out.append(table(["variant", "needle", "add", "lm (loss)"], rows))
+    plot_seeds(seeds)
     out.append("**Longer context** (lm): validation bits per byte against the context length.")
     ctxs = sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
     base_ctx = size_of(cells, "t2/lm/")
@@ -532,6 +546,39 @@ def render_studies(cells):
         + [stat(final(cells, f"s2/lm{c}/{v}", "bpb"), 1, 3) for c in ctxs]
         for v in ("standard", "frozen_qk", "mixit")]))
     return "\n\n".join(out)
+
+
+def correlation(xs, ys):
+    """Pearson's r of two equal-length lists (0 where either does not vary)."""
+    x, y = torch.tensor(xs, dtype=torch.float64), torch.tensor(ys, dtype=torch.float64)
+    x, y = x - x.mean(), y - y.mean()
+    norm = float(x.norm() * y.norm())
+    return float(x @ y) / norm if norm > 0 else 0.0
+
+
+def draw_strength(record):
+    """One number for a run's random draw, read off its model rebuilt at initialization from the
+    record's config (same seed, same weights). MixiT: the mean mixing strength, the RMS of A - I
+    over the causal entries of every head but the sink (about sigma_h, Sec. 3). Frozen-QK: the mean
+    logit scale, the RMS entry of W_Q^T W_K / sqrt(d_head) per head, times the width (the std of
+    the attention logits for inputs of RMS 1), averaged over heads and blocks."""
+    given = {k: v for k, v in record["config"].items() if k not in ("load", "save", "out", "tag")}
+    cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
+    _, model, *_ = mixit.build(cfg, verbose=False)
+    C, H = cfg.n_embd, cfg.n_head
+    values = []
+    for block in model.blocks:
+        if cfg.variant == "mixit":
+            A = block.attn.A  # (H, T, T)
+            Z = (A - torch.eye(A.size(-1)))[int(cfg.mixit_sink):]  # drop the sink head
+            causal = torch.ones_like(Z[0]).tril().bool()
+            values.append(float(Z[:, causal].pow(2).mean().sqrt()))
+        else:
+            Wq = block.attn.q_proj.weight.view(H, C // H, C)  # (H, d_head, C)
+            Wk = block.attn.k_proj.weight.view(H, C // H, C)
+            M = Wq.transpose(1, 2) @ Wk / math.sqrt(C // H)  # (H, C, C): x^T M y is a logit
+            values.append(float(M.pow(2).mean().sqrt() * C))
+    return sum(values) / len(values)
 
 
 # -----------------------------------------------------------------------------
@@ -560,6 +607,28 @@ def plot_needle(cells, scale):
     plt.ylim(-0.05, 1.05)
     finish_plot("max key-value pairs (task_size)", "test accuracy (mean ± std over seeds)",
                 f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
+
+
+def plot_seeds(seeds):
+    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
+    tasks_ = ("needle", "add", "lm")
+    if not any(seeds.get((v, t)) for v, _ in seeds for t in tasks_):
+        return
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
+    variants = list(dict.fromkeys(v for v, _ in seeds))
+    for ax, t in zip(axes, tasks_):
+        for i, v in enumerate(variants):
+            vals = seeds.get((v, t), [])
+            jitter = torch.linspace(-0.15, 0.15, len(vals)).tolist() if len(vals) > 1 else [0] * len(vals)
+            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
+        ax.set_xticks(range(len(variants)))
+        ax.set_xticklabels([NAMES.get(v, "MixiT, no sink") for v in variants], rotation=20, fontsize=8)
+        ax.set_title(t)
+        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
+    fig.suptitle("every seed (quick scale)")
+    fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/seeds_quick.png", dpi=120)
+    plt.close(fig)
 
 
 def plot_context(cells, scale):

@@ -6,8 +6,8 @@
 #   bash run_all.sh --smoke   the quick list with 20 steps per run: checks the pipeline in minutes
 #   --seeds N                 run seeds 0..N-1 of every cell (default: 1 at quick, 3 at paper scale)
 #   --studies                 also the studies beyond the paper (README): MixiT's block confounds
-#                             (Table 9), hybrid schedules (Table 10), 10 seeds of three variants,
-#                             language modelling at longer contexts
+#                             (Table 9), hybrid schedules (Table 10), 10 seeds of three variants
+#                             and MixiT without its sink head, language modelling at longer contexts
 #   --claims                  also the long runs that test claims 2-5 past the quick cells' plateaus:
 #                             3-hop induction (3000 steps), MixiT with 64 heads on add (8000
 #                             steps) and dyck (1200), memorization capacity with a table no
@@ -227,6 +227,11 @@ if [ -n "$STUDIES" ]; then
       for v in standard frozen_qk mixit; do
         cell "s2/lm$ctx/$v/s$seed" $LM --task lm --task_size $ctx --variant $v --seed $seed
       done
+    done
+  done
+  for seed in $(seq 0 $(( ${N_SEEDS_GIVEN:-3} - 1 ))); do                  # the draw: no sink head
+    for t in needle add lm; do
+      cell "s3/$t/mixit-nosink/s$seed" $(task_args $t) --variant mixit --mixit_sink false --seed $seed
     done
   done
   for seed in $(seq 3 9); do                                             # 10 seeds: the draw

@@ -1396,3 +1396,23 @@ def test_the_claims_table_states_its_cost_without_the_studies():
     cells = {"t1/needle/mixit": [rec(60), rec(120)], "c3/add/mixit-heads64": [rec(60)],
              "t9/add/mixit_stdblock": [rec(6000)], "s1/add/mixit": [rec(6000)]}
     assert "The 3 runs behind it took 4 CPU-minutes" in report.verdicts(cells)
+
+
+def test_draw_strength_reads_the_runs_own_initial_draw():
+    """The draw study rebuilds each run's model from its record: the same seed gives the same
+    number, another seed another; MixiT's mixing strength lies in the range its sigma_h is drawn
+    from (Sec. 3), Frozen-QK's logit scale near 1 (W_Q, W_K ~ N(0, 1/d)). Pearson's r is +1/-1
+    on lines and 0 where a side does not vary."""
+    import math
+    import report
+    base = {"task": "add", "task_size": 2, "n_layer": 2, "n_head": 4, "n_embd": 32,
+            "eval_size": 16, "load": "", "save": "", "tag": "x"}
+    rec = lambda **kw: {"config": {**base, **kw}}  # noqa: E731
+    a, b = report.draw_strength(rec(variant="mixit", seed=0)), report.draw_strength(rec(variant="mixit", seed=1))
+    assert a == report.draw_strength(rec(variant="mixit", seed=0)) and a != b
+    T = tasks.make_task("add", 2, "cpu", 0, 16).block_size
+    assert 0.5 / math.sqrt(T * 8) < a < 1 / math.sqrt(T)
+    assert 0.8 < report.draw_strength(rec(variant="frozen_qk", seed=0)) < 1.2
+    assert report.correlation([1, 2, 3], [2, 4, 6]) == pytest.approx(1)
+    assert report.correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)
+    assert report.correlation([1, 2, 3], [5, 5, 5]) == 0

@@ -518,18 +518,13 @@ def render_studies(cells):
                "initialization (`draw_strength`: MixiT's mean mixing strength, Frozen-QK's mean "
                "logit scale; with 10 seeds |r| < 0.63 is no evidence of a link). "
                "`plots/seeds_quick.png` shows every seed.")
-    draws = {("s1" if c.startswith("s1/") else "main", t, v): runs for t in ("needle", "add", "lm")
-             for v in ("standard", "frozen_qk", "mixit")
-             for c, runs in ((f"{home[t]}/{v}", cells.get(f"{home[t]}/{v}", [])),
-                             (f"s1/{t}/{v}", cells.get(f"s1/{t}/{v}", [])))}
-    rows, seeds = [], {}
-    for v in ("standard", "frozen_qk", "mixit", "mixit-nosink"):
+    rows = []
+    draws = draw_runs(cells)
+    for v in DRAW_ROWS:
         row = [NAMES.get(v, "MixiT without its sink head")]
         for t in ("needle", "add", "lm"):
-            runs = (cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
-                    else draws[("main", t, v)] + draws[("s1", t, v)])
+            runs = draws[v, t]
             vals = [r["final"][key[t]] * scale[t] for r in runs]
-            seeds[v, t] = vals
             d = 3 if t == "lm" else 1
             text = f"{stat(vals, 1, d)}, {min(vals):.{d}f}–{max(vals):.{d}f}" if vals else "–"
             if v in ("frozen_qk", "mixit") and len(vals) >= 5:
@@ -537,7 +532,6 @@ def render_studies(cells):
             row.append(text)
         rows.append(row)
     out.append(table(["variant", "needle", "add", "lm (loss)"], rows))
-    plot_seeds(seeds)
     out.append("**Longer context** (lm): validation bits per byte against the context length.")
     ctxs = sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
     base_ctx = size_of(cells, "t2/lm/")
@@ -546,6 +540,18 @@ def render_studies(cells):
         + [stat(final(cells, f"s2/lm{c}/{v}", "bpb"), 1, 3) for c in ctxs]
         for v in ("standard", "frozen_qk", "mixit")]))
     return "\n\n".join(out)
+
+
+DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
+
+
+def draw_runs(cells):
+    """{(row, task): runs} of the draw study: each variant's seeds 0-2 (the main tables) with
+    its seeds 3-9 (s1/), and MixiT without its sink head (s3/)."""
+    home = {"needle": "t1/needle", "add": "t3/add", "lm": "t2/lm"}
+    return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
+            else cells.get(f"{home[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
+            for v in DRAW_ROWS for t in home}
 
 
 def correlation(xs, ys):
@@ -609,16 +615,17 @@ def plot_needle(cells, scale):
                 f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
 
 
-def plot_seeds(seeds):
+def plot_seeds(cells):
     """Every seed of the draw study as a dot: one panel per task, one column per variant."""
-    tasks_ = ("needle", "add", "lm")
-    if not any(seeds.get((v, t)) for v, _ in seeds for t in tasks_):
+    if not any(c.startswith("s1/") for c in cells):
         return
+    draws = draw_runs(cells)
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
-    variants = list(dict.fromkeys(v for v, _ in seeds))
-    for ax, t in zip(axes, tasks_):
+    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
+    for ax, t in zip(axes, ("needle", "add", "lm")):
         for i, v in enumerate(variants):
-            vals = seeds.get((v, t), [])
+            vals = [r["final"]["loss" if t == "lm" else "acc"] * (1 if t == "lm" else 100)
+                    for r in draws[v, t]]
             jitter = torch.linspace(-0.15, 0.15, len(vals)).tolist() if len(vals) > 1 else [0] * len(vals)
             ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
         ax.set_xticks(range(len(variants)))
@@ -804,6 +811,8 @@ def main():
     plot_needle(cells, args.scale)
     plot_lm_curves(cells, args.scale)
     plot_context(cells, args.scale)
+    if args.scale == "quick":
+        plot_seeds(cells)
     plot_depth(cells, args.scale)
     claims = verdicts(cells)
     with open(f"results/tables_{args.scale}.md", "w") as f:

@@ -1342,15 +1342,16 @@ def test_report_renders_the_studies_from_their_cells():
     cell; the seed study joins seeds 0-2 of Table 1 with its own seeds 3-9."""
     import report
 
-    def runs(*accs):
-        return [{"config": {"task_size": 64}, "final": {"acc": a, "loss": 1.0, "bpb": 1.4},
-                 "train_s": 5} for a in accs]
+    def runs(*accs, seed0=0):  # the draw study rebuilds MixiT's models from these configs
+        return [{"config": {"task": "needle", "task_size": 4, "variant": "mixit", "seed": seed0 + i,
+                            "n_embd": 16, "eval_size": 16},
+                 "final": {"acc": a, "loss": 1.0, "bpb": 1.4}, "train_s": 5} for i, a in enumerate(accs)]
     cells = {"t9/add/mixit_stdblock": runs(0.5, 0.7), "t3/add/standard": runs(1.0),
-             "t1/needle/mixit": runs(0.01, 0.02, 0.03), "s1/needle/mixit": runs(0.04, 0.05)}
+             "t1/needle/mixit": runs(0.01, 0.02, 0.03), "s1/needle/mixit": runs(0.04, 0.05, seed0=3)}
     md = report.render_studies(cells)
     assert "| MixiT in Standard's block | 60.0 ± 14.1 (n=2) † |" in md  # 20 points apart
     assert "| Standard | 100.0 (n=1) |" in md
-    assert "| MixiT | 3.0 ± 1.6 (n=5), 1.0–5.0 |" in md
+    assert re.search(r"\| MixiT \| 3\.0 ± 1\.6 \(n=5\), 1\.0–5\.0; r = [+-][01]\.\d\d \|", md)
     assert report.render_studies({"t3/add/standard": runs(1.0)}) == ""
 
 
@@ -1375,18 +1376,24 @@ def test_claim_2_reads_frozen_qks_long_hop_runs_where_they_exist():
     assert "hop (Table 11) 95.0 ± 1.0" in r2 and "| reproduced |" in r2 and "Tables 1, 11" in r2
 
 
-def test_the_context_figure_is_drawn_from_two_contexts_or_more(tmp_path, monkeypatch):
+def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):
     """plot_context joins Table 2's lm cells (context 64) with the study's s2/lm<T> cells; with
-    only one context there is no curve to draw and no file is written."""
+    only one context there is no curve to draw and no file is written. The seeds' strip plot
+    waits for the draw study's own seeds."""
     import report
     monkeypatch.setattr(report, "PLOT_DIR", str(tmp_path))
-    runs = lambda T, *bpb: [{"config": {"task_size": T}, "final": {"bpb": b}} for b in bpb]  # noqa: E731
+    runs = lambda T, *bpb: [{"config": {"task_size": T}, "final": {"bpb": b, "loss": b}} for b in bpb]  # noqa: E731
     cells = {"t2/lm/standard": runs(64, 2.0, 2.1), "t2/lm/mixit": runs(64, 3.3)}
     report.plot_context(cells, "quick")
     assert not (tmp_path / "lm_context_quick.png").exists()
     cells["s2/lm256/standard"] = runs(256, 1.8, 1.9)
     report.plot_context(cells, "quick")
     assert (tmp_path / "lm_context_quick.png").stat().st_size > 0
+    report.plot_seeds(cells)  # the draw study's strip plot: only once seeds 3-9 ran
+    assert not (tmp_path / "seeds_quick.png").exists()
+    cells["s1/lm/standard"] = [{"final": {"loss": 1.4}}]
+    report.plot_seeds(cells)
+    assert (tmp_path / "seeds_quick.png").stat().st_size > 0
 
 
 def test_the_claims_table_states_its_cost_without_the_studies():

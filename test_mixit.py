@@ -1293,6 +1293,14 @@ def test_dtype_check_lists_the_cells_beyond_the_seeds_spread():
     md = report.dtype_check(fp32, bf16, "bfloat16")
     assert "beyond the fp32 seeds' spread: 1 of 2: t3/add/standard 40.0 ± 0.0 vs 95.0 ± 5.0." in md
     assert "| 1. MixiT fails retrieval |" in md
+    # a long --claims cell that only fp32 has does not enter fp32's side of the comparison:
+    # on the same list of cells both dtypes give claim 2 the same verdict
+    for t in ("needle", "induction", "copy", "hop"):
+        fp32[f"t1/{t}/frozen_qk"] = runs(0.87, 0.86, 0.88) if t == "hop" else runs(1.0, 1.0, 1.0)
+        bf16[f"t1/{t}/frozen_qk"] = runs(0.87) if t == "hop" else runs(1.0)
+    fp32["c2/hop/frozen_qk"] = runs(0.97, 0.96, 0.98)
+    md = report.dtype_check(fp32, bf16, "bfloat16")
+    assert "| 2. Frozen-QK retrieves | partly | partly |" in md
 
 
 def test_plan_costs_each_run_by_its_flops_and_the_measured_floor(tmp_path, capsys):

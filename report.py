@@ -527,7 +527,7 @@ def render_studies(cells):
         row = [NAMES.get(v, "MixiT without its sink head")]
         for t in ("needle", "add", "lm"):
             runs = draws[v, t]
-            vals = [r["final"][key[t]] * scale[t] for r in runs]
+            vals = draw_values(runs, t)
             d = 3 if t == "lm" else 1
             text = f"{stat(vals, 1, d)}, {min(vals):.{d}f}–{max(vals):.{d}f}" if vals else "–"
             if v in ("frozen_qk", "mixit") and len(vals) >= 5:
@@ -555,6 +555,11 @@ def draw_runs(cells):
     return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
             else cells.get(f"{home[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
             for v in DRAW_ROWS for t in home}
+
+
+def draw_values(runs, task):
+    """The draw study's number per run: accuracy in % (needle, add) or validation loss (lm)."""
+    return [r["final"]["loss"] if task == "lm" else 100 * r["final"]["acc"] for r in runs]
 
 
 def correlation(xs, ys):
@@ -604,11 +609,16 @@ def finish_plot(xlabel, ylabel, title, name):
     plt.close()
 
 
+def size_curve(cells, pattern, key="acc"):
+    """[(task size, mean, std)] over the cells whose name matches `pattern`, sorted by size."""
+    return sorted((runs[0]["config"]["task_size"], *mean_std(a)) for c, runs in cells.items()
+                  if re.fullmatch(pattern, c) and (a := final(cells, c, key)))
+
+
 def plot_needle(cells, scale):
     plt.figure(figsize=(5, 3.5))
     for i, v in enumerate(["standard", "frozen_qk", "mixit"]):
-        pts = sorted((runs[0]["config"]["task_size"], *mean_std(a)) for c, runs in cells.items()
-                     if re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c) and (a := final(cells, c)))
+        pts = size_curve(cells, rf"(f1/needle\d+|t1/needle)/{v}")
         if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
             x, m, sd = zip(*pts)
             plt.errorbar([a + 0.08 * (i - 1) for a in x], m, yerr=sd, fmt="o-", capsize=3,
@@ -627,8 +637,7 @@ def plot_seeds(cells):
     variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
     for ax, t in zip(axes, ("needle", "add", "lm")):
         for i, v in enumerate(variants):
-            vals = [r["final"]["loss" if t == "lm" else "acc"] * (1 if t == "lm" else 100)
-                    for r in draws[v, t]]
+            vals = draw_values(draws[v, t], t)
             jitter = torch.linspace(-0.15, 0.15, len(vals)).tolist() if len(vals) > 1 else [0] * len(vals)
             ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
         ax.set_xticks(range(len(variants)))
@@ -647,8 +656,7 @@ def plot_context(cells, scale):
     plt.figure(figsize=(5, 3.5))
     drawn = False
     for v in ("standard", "frozen_qk", "mixit"):
-        pts = sorted((runs[0]["config"]["task_size"], *mean_std(a)) for c, runs in cells.items()
-                     if re.fullmatch(rf"(t2/lm|s2/lm\d+)/{v}", c) and (a := final(cells, c, "bpb")))
+        pts = size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
         if len(pts) > 1:
             x, m, sd = zip(*pts)
             plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=NAMES[v])

@@ -167,6 +167,27 @@ def ms(values, scale=100, digits=1):
     return f"{m:.{digits}f} ± {sd:.{digits}f}"
 
 
+def depth_pairs(cells):
+    """The cells claim 6 compares: ((Random shallow, deep), (MixiT shallow, deep), (depths),
+    where). Table 6b (`--claims`: Random at width 256 on add-3, MixiT with 64 heads, whose
+    2-layer run is Table 5's) where it has run, else Table 6's shallowest and deepest; None if
+    neither has both depths of both variants."""
+    deep = sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith("c6/add/random-"))
+    mix_deep = [c for c in cells if c.startswith("c6/add/mixit-heads64-L")]
+    if len(deep) >= 2 and mix_deep and cells.get("t5/add/heads64"):
+        (d0, r0), (d1, r1) = deep[0], deep[-1]
+        return (r0, r1), ("t5/add/heads64", mix_deep[0]), (d0, d1), "Table 6b"
+    depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
+    if len(depths) < 2:
+        return None
+    d0, d1 = depths[0], depths[-1]
+    cell = lambda v, d: f"t6/add/{v}-L{d}"  # noqa: E731
+    if not all(cells.get(cell(v, d)) for v in ("random", "mixit") for d in (d0, d1)):
+        return None
+    return (cell("random", d0), cell("random", d1)), (cell("mixit", d0), cell("mixit", d1)), \
+        (d0, d1), "Table 6"
+
+
 def claim_rows(cells):
     """One row per claim of the paper: its number, ours (mean ± std over n seeds), a verdict
     computed by a rule written out in the row, and where the evidence is. Nothing typed.
@@ -253,28 +274,32 @@ def claim_rows(cells):
             f"{steps} steps: {heads[0]} heads {ms(lo)} → {heads[-1]} heads {ms(hi)}{extra}",
             up and max(mean(hi), mean(longer) if longer else 0) >= 0.9,
             up, "higher beyond the spread; reproduced if ≥ 90%", "Tables 5, 11" if longer else "Table 5")
-    # (6) depth: Random collapses on add while MixiT holds; Random's covariance grows
-    depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
-    if len(depths) < 2:
-        row("6. with depth, Random collapses on add, MixiT holds", "Random ≈ 23% at 8–16 layers",
-            "not run yet", None, False, "Random drops and MixiT does not", "Table 6")
+    # (6) depth: Random collapses on add while MixiT holds; Random's covariance grows. Where
+    # `run_all.sh --claims` has run them (Table 6b), both are read at a setting where they add at
+    # 2 layers: Table 6's width-64 Random never adds, so it has nothing to lose with depth
+    claim6 = "6. with depth, Random collapses on add, MixiT holds"
+    pairs = depth_pairs(cells)
+    if pairs is None:
+        row(claim6, "Random ≈ 23% at 8–16 layers", "not run yet", None, False,
+            "Random drops and MixiT does not", "Table 6")
     else:
-        d0, d1 = depths[0], depths[-1]
-        r0, r1 = A(f"t6/add/random-L{d0}"), A(f"t6/add/random-L{d1}")
-        m0, m1 = A(f"t6/add/mixit-L{d0}"), A(f"t6/add/mixit-L{d1}")
-        c0, c1 = A(f"t6/add/random-L{d0}", "token_cov"), A(f"t6/add/random-L{d1}", "token_cov")
-        if r0 and r1 and m0 and m1:
-            halves = [differ(r0, r1) and mean(r1) < mean(r0),  # Random loses what it had
-                      not (differ(m0, m1) and mean(m1) < mean(m0)),  # MixiT keeps it
-                      bool(c0 and c1 and mean(c1) > mean(c0))]  # Random's tokens grow alike
-            row("6. with depth, Random collapses on add, MixiT holds", "Random ≈ 23% at 8–16 layers",
-                f"L={d0}→{d1}: Random {ms(r0)} → {ms(r1)}, MixiT {ms(m0)} → {ms(m1)}; Random "
-                f"covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}", all(halves), any(halves),
-                "Random drops and MixiT does not (beyond the spread); Random's covariance grows",
-                "Table 6")
-        else:
-            row("6. with depth, Random collapses on add, MixiT holds", "Random ≈ 23% at 8–16 layers",
-                "not run yet", None, False, "Random drops and MixiT does not", "Table 6")
+        (r0, r1), (m0, m1), (d0, d1), where = pairs
+        acc = {c: A(c) for c in (r0, r1, m0, m1)}
+        c0, c1 = A(r0, "token_cov"), A(r1, "token_cov")
+
+        def setting(c):  # Table 6b's cells differ from Table 6's in width, task or heads
+            cfg = cells[c][0]["config"]
+            return "" if where == "Table 6" else \
+                f" (width {cfg['n_embd']}, {cfg['n_head']} heads, add-{cfg['task_size']})"
+        halves = [differ(acc[r0], acc[r1]) and mean(acc[r1]) < mean(acc[r0]),  # Random loses it
+                  not (differ(acc[m0], acc[m1]) and mean(acc[m1]) < mean(acc[m0])),  # MixiT keeps it
+                  bool(c0 and c1 and mean(c1) > mean(c0))]  # Random's tokens grow alike
+        row(claim6, "Random ≈ 23% at 8–16 layers",
+            f"L={d0}→{d1}: Random{setting(r0)} {ms(acc[r0])} → {ms(acc[r1])}, "
+            f"MixiT{setting(m0)} {ms(acc[m0])} → "
+            f"{ms(acc[m1])}; Random covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}", all(halves),
+            any(halves), "Random drops and MixiT does not (beyond the spread); Random's "
+            "covariance grows", where)
     # (7) speed per sample
     bench = cells.get("t7/bench", [])
     if not bench:
@@ -411,6 +436,26 @@ def render(cells, scale):
         for v in ("random", "mixit") for m, key, scale_, digits in
         (("accuracy %", "acc", 100, 1), ("token covariance", "token_cov", 1, 3))]
         + [[FLOOR, "accuracy %"] + [floor(cells, "t6/")] * len(depths)]))
+    # Table 6b (run_all.sh --claims): depth where Random adds at 2 layers, for claim 6
+    pairs = depth_pairs(cells)
+    if pairs and pairs[3] == "Table 6b":
+        (r0, r1), (m0, m1), (d0, d1), _ = pairs
+        cfg = lambda c: cells[c][0]["config"]  # noqa: E731
+        out.append(f"**Table 6b. Depth, where Random adds** (`run_all.sh --claims`): Random at "
+                   f"width {cfg(r0)['n_embd']} on add-{cfg(r0)['task_size']} (lr "
+                   f"{cfg(r0)['lr']:g}, batch {cfg(r0)['batch_size']}, {cells[r0][0]['steps']} "
+                   "steps), where Table 6's width-64 Random never adds; MixiT with "
+                   f"{cfg(m0)['n_head']} heads on add-{cfg(m0)['task_size']} at width "
+                   f"{cfg(m0)['n_embd']} ({cells[m0][0]['steps']} steps; its {d0}-layer runs are "
+                   "Table 5's). Test accuracy (%) and the token covariance at the last block.")
+        out.append(table(["cell", f"accuracy, L={d0}", f"L={d1}", f"covariance, L={d0}",
+                          f"L={d1}"], [
+            [f"{NAMES[v]} (width {cfg(a)['n_embd']}, {cfg(a)['n_head']} heads)",
+             stat(final(cells, a), 100), stat(final(cells, b), 100),
+             stat(final(cells, a, "token_cov"), 1, 3), stat(final(cells, b, "token_cov"), 1, 3)]
+            for v, a, b in (("random", r0, r1), ("mixit", m0, m1))]
+            + [[f"{FLOOR} (add-{cfg(c)['task_size']})", floor(cells, c), "", "", ""]
+               for c in (r0, m0)]))
     # Table 11 (run_all.sh --claims): claims 2-5 where the quick cells stop before their plateau
     if any(c.startswith(("c2/", "c3/", "c4/")) for c in cells):
         c2, c4 = ["standard", "frozen_qk"], ["standard", "frozen_qk", "mixit", "frozen_mlp"]

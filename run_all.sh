@@ -8,10 +8,11 @@
 #   --studies                 also the studies beyond the paper (README): MixiT's block confounds
 #                             (Table 9), hybrid schedules (Table 10), 10 seeds of three variants
 #                             and MixiT without its sink head, language modelling at longer contexts
-#   --claims                  also the long runs that test claims 2-5 past the quick cells' plateaus:
+#   --claims                  also the long runs that test claims 2-6 past the quick cells' plateaus:
 #                             3-hop induction (3000 steps), MixiT with 64 heads on add (8000
 #                             steps) and dyck (1200), memorization capacity with a table no
-#                             variant can hold (n = 128 at width 16, 6000 steps); 3 seeds
+#                             variant can hold (n = 128 at width 16, 6000 steps), and depth where
+#                             Random adds (width 256, 2 and 8 layers) against 64-head MixiT; 3 seeds
 #   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
 #                             (bench.py's cost model), the total at PER_GPU packing; runs nothing
 #   --paper-smoke             every paper-scale run at its true size for 2 steps on this machine,
@@ -91,6 +92,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 400 --lr 2e-3"
   # Table 5 gets 4x the steps: MixiT with 16-64 heads sits on a ~64% plateau on add for about
   # 2500 steps before it climbs (at 1000 steps the table said 25/45/46/64%)
+  RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
   HEADS="1 4 16 64"; HEAD_STEPS=4000; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
@@ -165,7 +167,7 @@ for seed in $SEEDS; do
     cell "t5/add/heads$h/s$seed" $BASE $DENSE --steps $HEAD_STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
   done
 done
-# --- claims 2-5 past the plateau (--claims, quick scale): the quick cells stop too early to test them
+# --- claims 2-6 past the plateau (--claims, quick scale): the quick cells stop too early to test them
 # Table 1's 3-hop cells end at 1000 steps with Standard and Frozen-QK still climbing (Frozen-QK:
 # 82, 86, 87% at steps 600-1000); 3000 steps let both curves flatten. MixiT gets the 64 heads the
 # paper's MixiT has (32-256) on dyck as on add, and 3x Table 3's steps.
@@ -196,6 +198,14 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     for row in mixit_stdblock standard_mixblock; do
       cell "c4/memorize/$row/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 $(block_args $row) --seed $seed
     done
+    # claim 6: Table 6's width-64 Random never adds, so it has nothing to lose with depth. At width
+    # 256 it adds 3-digit numbers at 2 layers (99.6% in 1500 steps at lr 1e-2; 83% at width 128),
+    # so depth can take it away. MixiT gets its 64 heads at Table 5's setting (100% at 2 layers,
+    # t5/add/heads64), and 8 layers, where the paper's Random is down to about 23%
+    for L in 8 2; do
+      cell "c6/add/random-w256-L$L/s$seed" $BASE $RANDOM_ADD --task add --task_size 3 --variant random --n_layer $L --seed $seed
+    done
+    cell "c6/add/mixit-heads64-L8/s$seed" $BASE $DENSE --steps $HEAD_STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --n_layer 8 --seed $seed
   done
 fi
 # --- the studies beyond the paper (--studies): each row of a table is a cell, 3 seeds ------------

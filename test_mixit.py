@@ -1384,6 +1384,39 @@ def test_claim_2_reads_frozen_qks_long_hop_runs_where_they_exist():
     assert "hop (Table 11) 95.0 ± 1.0" in r2 and "| reproduced |" in r2 and "Tables 1, 11" in r2
 
 
+def test_claim_6_reads_depth_where_random_adds_where_it_exists():
+    """Table 6's width-64 Random never adds, so its depth row says little; with the cells of
+    `run_all.sh --claims` (Random at width 256, MixiT with 64 heads over Table 5's 2-layer
+    cell), claim 6 reads those instead, and Table 6b shows them with their covariance."""
+    import report
+
+    def runs(cell, width, heads, size, *accs, cov=0.5):
+        return [{"config": {"tag": f"{cell}/s{i}", "task": "add", "task_size": size,
+                            "data_seed": 0, "eval_size": 64, "n_embd": width, "n_head": heads,
+                            "n_layer": 2, "lr": 1e-2, "batch_size": 256, "eval_interval": 200},
+                 "steps": 1500, "n_trainable": 10, "final": {"acc": a, "token_cov": cov},
+                 "history": [{"step": 0, "train_s": 0, "acc": 0.1}]} for i, a in enumerate(accs)]
+    cells = {}
+    for v in ("random", "mixit"):  # Table 6: nothing to lose, so nothing lost
+        cells[f"t6/add/{v}-L2"] = runs(f"t6/add/{v}-L2", 64, 4, 4, 0.35, 0.36, 0.34)
+        cells[f"t6/add/{v}-L6"] = runs(f"t6/add/{v}-L6", 64, 4, 4, 0.34, 0.35, 0.36)
+    row = lambda md: next(l for l in md.splitlines() if l.startswith("| 6. "))  # noqa: E731
+    r6 = row(report.verdicts(cells))
+    assert "L=2→6: Random 35.0 ± 1.0" in r6 and "| Table 6 |" in r6
+    cells["t5/add/heads64"] = runs("t5/add/heads64", 64, 64, 4, 1.0, 1.0, 1.0)
+    cells["c6/add/mixit-heads64-L8"] = runs("c6/add/mixit-heads64-L8", 64, 64, 4, 1.0, 0.99, 1.0)
+    cells["c6/add/random-w256-L2"] = runs("c6/add/random-w256-L2", 256, 4, 3, 0.99, 1.0, 0.98, cov=0.2)
+    cells["c6/add/random-w256-L8"] = runs("c6/add/random-w256-L8", 256, 4, 3, 0.3, 0.25, 0.2, cov=0.8)
+    r6 = row(report.verdicts(cells))
+    assert "L=2→8: Random (width 256, 4 heads, add-3) 99.0 ± 1.0 → 25.0 ± 5.0" in r6
+    assert "MixiT (width 64, 64 heads, add-4) 100.0 ± 0.0 → 99.7 ± 0.6" in r6
+    assert "| reproduced |" in r6 and "| Table 6b |" in r6
+    cells["c6/add/random-w256-L8"] = runs("c6/add/random-w256-L8", 256, 4, 3, 0.99, 0.97, 0.98, cov=0.8)
+    assert "| partly |" in row(report.verdicts(cells))  # Random keeps adding: one half fails
+    md = report.render(cells, "quick")
+    assert "| Random (width 256, 4 heads) | 99.0 ± 1.0 (n=3) | 98.0 ± 1.0 (n=3) | 0.200 ± 0.000 (n=3) |" in md
+
+
 def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):
     """plot_context joins Table 2's lm cells (context 64) with the study's s2/lm<T> cells; with
     only one context there is no curve to draw and no file is written. The seeds' strip plot

@@ -167,16 +167,35 @@ def ms(values, scale=100, digits=1):
     return f"{m:.{digits}f} ± {sd:.{digits}f}"
 
 
+# Table 6b's rows (`run_all.sh --claims`): each a setting, with its cell at each depth
+DEPTH_ROWS = {"random-w256": "Random", "mixit-w256": "MixiT", "mixit-heads64": "MixiT"}
+
+
+def depth_rows(cells):
+    """{row: {depth: cell}} for Table 6b. The 64-head MixiT row at Table 5's setting borrows its
+    2-layer cell from Table 5 (run_all.sh does not run one configuration twice)."""
+    rows = {}
+    for row in DEPTH_ROWS:
+        at = {int(c.rsplit("-L", 1)[1]): c for c in cells if c.startswith(f"c6/add/{row}-L")}
+        if row == "mixit-heads64" and at and cells.get("t5/add/heads64"):
+            at[2] = "t5/add/heads64"
+        if at:
+            rows[row] = dict(sorted(at.items()))
+    return rows
+
+
 def depth_pairs(cells):
-    """The cells claim 6 compares: ((Random shallow, deep), (MixiT shallow, deep), (depths),
-    where). Table 6b (`--claims`: Random at width 256 on add-3, MixiT with 64 heads, whose
-    2-layer run is Table 5's) where it has run, else Table 6's shallowest and deepest; None if
-    neither has both depths of both variants."""
-    deep = sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith("c6/add/random-"))
-    mix_deep = [c for c in cells if c.startswith("c6/add/mixit-heads64-L")]
-    if len(deep) >= 2 and mix_deep and cells.get("t5/add/heads64"):
-        (d0, r0), (d1, r1) = deep[0], deep[-1]
-        return (r0, r1), ("t5/add/heads64", mix_deep[0]), (d0, d1), "Table 6b"
+    """The cells claim 6 compares: ((Random shallow, deep), (MixiT shallow, deep), (Random's
+    depths), (MixiT's depths), where). Each goes from its shallowest to its deepest run. Table 6b
+    (`--claims`: Random at width 256 on add-3, where it adds at 2 layers) where it has run, with
+    MixiT in Random's own setting where that has two depths, else MixiT at Table 5's; otherwise
+    Table 6's shallowest and deepest. None if neither has two depths of both variants."""
+    rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
+    mix = rows.get("mixit-w256") or rows.get("mixit-heads64")
+    if "random-w256" in rows and mix:
+        ends = lambda at: ((at[min(at)], at[max(at)]), (min(at), max(at)))  # noqa: E731
+        (r, dr), (m, dm) = ends(rows["random-w256"]), ends(mix)
+        return r, m, dr, dm, "Table 6b"
     depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
     if len(depths) < 2:
         return None
@@ -185,7 +204,7 @@ def depth_pairs(cells):
     if not all(cells.get(cell(v, d)) for v in ("random", "mixit") for d in (d0, d1)):
         return None
     return (cell("random", d0), cell("random", d1)), (cell("mixit", d0), cell("mixit", d1)), \
-        (d0, d1), "Table 6"
+        (d0, d1), (d0, d1), "Table 6"
 
 
 def claim_rows(cells):
@@ -283,7 +302,7 @@ def claim_rows(cells):
         row(claim6, "Random ≈ 23% at 8–16 layers", "not run yet", None, False,
             "Random drops and MixiT does not", "Table 6")
     else:
-        (r0, r1), (m0, m1), (d0, d1), where = pairs
+        (r0, r1), (m0, m1), dr, dm, where = pairs
         acc = {c: A(c) for c in (r0, r1, m0, m1)}
         c0, c1 = A(r0, "token_cov"), A(r1, "token_cov")
 
@@ -291,13 +310,19 @@ def claim_rows(cells):
             cfg = cells[c][0]["config"]
             return "" if where == "Table 6" else \
                 f" (width {cfg['n_embd']}, {cfg['n_head']} heads, add-{cfg['task_size']})"
+
+        def ends(a, b):  # the n of a cell that has fewer seeds than the others
+            most = max(len(v) for v in acc.values())
+            fewer = lambda c: f" (n={len(acc[c])})" if len(acc[c]) < most else ""  # noqa: E731
+            return f"{ms(acc[a])}{fewer(a)} → {ms(acc[b])}{fewer(b)}"
         halves = [differ(acc[r0], acc[r1]) and mean(acc[r1]) < mean(acc[r0]),  # Random loses it
                   not (differ(acc[m0], acc[m1]) and mean(acc[m1]) < mean(acc[m0])),  # MixiT keeps it
                   bool(c0 and c1 and mean(c1) > mean(c0))]  # Random's tokens grow alike
+        depths = lambda d: f"L={d[0]}→{d[1]}"  # noqa: E731
+        mixit_ = f"MixiT{setting(m0)}" + (f" {depths(dm)}" if dm != dr else "")
         row(claim6, "Random ≈ 23% at 8–16 layers",
-            f"L={d0}→{d1}: Random{setting(r0)} {ms(acc[r0])} → {ms(acc[r1])}, "
-            f"MixiT{setting(m0)} {ms(acc[m0])} → "
-            f"{ms(acc[m1])}; Random covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}", all(halves),
+            f"{depths(dr)}: Random{setting(r0)} {ends(r0, r1)}, {mixit_} {ends(m0, m1)}; "
+            f"Random covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}", all(halves),
             any(halves), "Random drops and MixiT does not (beyond the spread); Random's "
             "covariance grows", where)
     # (7) speed per sample
@@ -437,25 +462,31 @@ def render(cells, scale):
         (("accuracy %", "acc", 100, 1), ("token covariance", "token_cov", 1, 3))]
         + [[FLOOR, "accuracy %"] + [floor(cells, "t6/")] * len(depths)]))
     # Table 6b (run_all.sh --claims): depth where Random adds at 2 layers, for claim 6
-    pairs = depth_pairs(cells)
-    if pairs and pairs[3] == "Table 6b":
-        (r0, r1), (m0, m1), (d0, d1), _ = pairs
+    rows6 = depth_rows(cells)
+    if "random-w256" in rows6:
         cfg = lambda c: cells[c][0]["config"]  # noqa: E731
+        depths6 = sorted({d for at in rows6.values() for d in at})
+        r = rows6["random-w256"][min(rows6["random-w256"])]
         out.append(f"**Table 6b. Depth, where Random adds** (`run_all.sh --claims`): Random at "
-                   f"width {cfg(r0)['n_embd']} on add-{cfg(r0)['task_size']} (lr "
-                   f"{cfg(r0)['lr']:g}, batch {cfg(r0)['batch_size']}, {cells[r0][0]['steps']} "
-                   "steps), where Table 6's width-64 Random never adds; MixiT with "
-                   f"{cfg(m0)['n_head']} heads on add-{cfg(m0)['task_size']} at width "
-                   f"{cfg(m0)['n_embd']} ({cells[m0][0]['steps']} steps; its {d0}-layer runs are "
-                   "Table 5's). Test accuracy (%) and the token covariance at the last block.")
-        out.append(table(["cell", f"accuracy, L={d0}", f"L={d1}", f"covariance, L={d0}",
-                          f"L={d1}"], [
-            [f"{NAMES[v]} (width {cfg(a)['n_embd']}, {cfg(a)['n_head']} heads)",
-             stat(final(cells, a), 100), stat(final(cells, b), 100),
-             stat(final(cells, a, "token_cov"), 1, 3), stat(final(cells, b, "token_cov"), 1, 3)]
-            for v, a, b in (("random", r0, r1), ("mixit", m0, m1))]
-            + [[f"{FLOOR} (add-{cfg(c)['task_size']})", floor(cells, c), "", "", ""]
-               for c in (r0, m0)]))
+                   f"width {cfg(r)['n_embd']} on add-{cfg(r)['task_size']} (lr {cfg(r)['lr']:g}, "
+                   f"batch {cfg(r)['batch_size']}, {cells[r][0]['steps']} steps), where Table "
+                   "6's width-64 Random never adds; MixiT in the same setting with 64 heads "
+                   "(lr 3e-3: at 1e-2 its loss jumps as the warm-up ends), and MixiT with 64 "
+                   "heads at Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) "
+                   "and the token covariance at the last block; '–': not run.")
+
+        def label(row, c):
+            x = cfg(c)
+            return (f"{DEPTH_ROWS[row]} (width {x['n_embd']}, {x['n_head']} heads, "
+                    f"add-{x['task_size']}, lr {x['lr']:g}, {cells[c][0]['steps']} steps)")
+        out.append(table(["cell", "metric"] + [f"L={d}" for d in depths6], [
+            [label(row, next(iter(at.values()))), m]
+            + [stat(final(cells, at[d], key), scale_, digits) if d in at else "–" for d in depths6]
+            for row, at in rows6.items() for m, key, scale_, digits in
+            (("accuracy %", "acc", 100, 1), ("token covariance", "token_cov", 1, 3))]
+            + [[f"{FLOOR} (add-{size})", "accuracy %", floor(cells, c)] + [""] * (len(depths6) - 1)
+               for size, c in sorted({cfg(next(iter(at.values())))["task_size"]:
+                                      next(iter(at.values())) for at in rows6.values()}.items())]))
     # Table 11 (run_all.sh --claims): claims 2-5 where the quick cells stop before their plateau
     if any(c.startswith(("c2/", "c3/", "c4/")) for c in cells):
         c2, c4 = ["standard", "frozen_qk"], ["standard", "frozen_qk", "mixit", "frozen_mlp"]
@@ -806,12 +837,28 @@ def induction_scores(model, task):
     return scores
 
 
+def best_heads(v, scores):
+    """A table row: the variant's best previous-token and best induction head, with their scores."""
+    best = {k: max((s, l, h) for l, sc in enumerate(scores) for h, s in enumerate(sc[k]))
+            for k in ("previous", "induction")}
+    return [NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best.values()]
+
+
 def plot_attention(scale):
-    """Attention maps of the 2-layer models trained on induction, with per-head scores."""
-    lines = []
+    """Attention maps of the 2-layer models trained on induction, with per-head scores. The
+    checkpoints (seed 0, run_all.sh --save) stay out of git, so the scores are also kept in
+    results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
+    the committed PNGs), and any run with the checkpoints rewrites it."""
+    lines, saved = [], f"results/heads_{scale}.json"
+    heads = {}
+    if os.path.exists(saved):
+        with open(saved) as f:
+            heads = json.load(f)
     for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
         path = f"results/ckpt/{scale}_induction_{v}.pt"
         if not os.path.exists(path):
+            if v in heads:
+                lines.append(best_heads(v, heads[v]))
             continue
         cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
         task, model, _, _, _ = mixit.build(cfg, verbose=False)
@@ -831,12 +878,12 @@ def plot_attention(scale):
         fig.tight_layout()
         fig.savefig(f"{PLOT_DIR}/attention_{v}_{scale}.png", dpi=110)
         plt.close(fig)
-        best_ind = max((s, l, h) for l, sc in enumerate(scores) for h, s in enumerate(sc["induction"]))
-        best_prev = max((s, l, h) for l, sc in enumerate(scores) for h, s in enumerate(sc["previous"]))
-        lines.append([NAMES[v], f"{best_prev[0]:.2f} (L{best_prev[1]} H{best_prev[2]})",
-                      f"{best_ind[0]:.2f} (L{best_ind[1]} H{best_ind[2]})"])
+        heads[v] = scores
+        lines.append(best_heads(v, scores))
     if not lines:
         return ""
+    with open(saved, "w") as f:
+        json.dump(heads, f, indent=1)
     return ("**Attention heads on induction** (2-layer models; `plots/attention_*`): the best "
             "previous-token score (mean attention from t to t-1) and the best induction score "
             "(attention from the query to the token after its earlier occurrence). Chance for "

@@ -1429,7 +1429,22 @@ def test_claim_6_reads_depth_where_random_adds_where_it_exists():
     cells["c6/add/random-w256-L8"] = runs("c6/add/random-w256-L8", 256, 4, 3, 0.99, 0.97, 0.98, cov=0.8)
     assert "| partly |" in row(report.verdicts(cells))  # Random keeps adding: one half fails
     md = report.render(cells, "quick")
-    assert "| Random (width 256, 4 heads) | 99.0 ± 1.0 (n=3) | 98.0 ± 1.0 (n=3) | 0.200 ± 0.000 (n=3) |" in md
+    assert ("| Random (width 256, 4 heads, add-3, lr 0.01, 1500 steps) | accuracy % | 99.0 ± 1.0 "
+            "(n=3) | 98.0 ± 1.0 (n=3) |") in md
+    # MixiT in Random's own setting, once it has two depths, replaces Table 5's; each variant
+    # reads from its shallowest to its deepest run, and a cell with fewer seeds shows its n
+    cells["c6/add/random-w256-L16"] = runs("c6/add/random-w256-L16", 256, 4, 3, 0.3, 0.2, cov=0.9)
+    cells["c6/add/mixit-w256-L2"] = runs("c6/add/mixit-w256-L2", 256, 64, 3, 1.0, 1.0, 1.0)
+    r6 = row(report.verdicts(cells))
+    assert "| reproduced |" in r6  # Table 5's MixiT still: the same-setting row has one depth
+    cells["c6/add/mixit-w256-L8"] = runs("c6/add/mixit-w256-L8", 256, 64, 3, 0.5, 0.6, 0.4)
+    r6 = row(report.verdicts(cells))
+    assert "L=2→16: Random (width 256, 4 heads, add-3) 99.0 ± 1.0 → 25.0 ± 7.1 (n=2)" in r6
+    assert "MixiT (width 256, 64 heads, add-3) L=2→8 100.0 ± 0.0 → 50.0 ± 10.0" in r6
+    assert "| partly |" in r6  # MixiT loses it too
+    md = report.render(cells, "quick")
+    assert "| MixiT (width 256, 64 heads, add-3, lr 0.01, 1500 steps) | accuracy % | 100.0 ± 0.0 (n=3) | 50.0" in md
+    assert "| 0.900 ± 0.000 (n=2) |" in md  # the 16-layer column, where only Random has run
 
 
 def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):

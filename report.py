@@ -471,7 +471,7 @@ def render(cells, scale):
                    f"width {cfg(r)['n_embd']} on add-{cfg(r)['task_size']} (lr {cfg(r)['lr']:g}, "
                    f"batch {cfg(r)['batch_size']}, {cells[r][0]['steps']} steps), where Table "
                    "6's width-64 Random never adds; MixiT in the same setting with 64 heads "
-                   "(lr 3e-3: at 1e-2 its loss jumps as the warm-up ends), and MixiT with 64 "
+                   "(lr 1e-3: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with 64 "
                    "heads at Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) "
                    "and the token covariance at the last block; '–': not run.")
 

@@ -466,7 +466,9 @@ def render(cells, scale):
     if "random-w256" in rows6:
         cfg = lambda c: cells[c][0]["config"]  # noqa: E731
         depths6 = sorted({d for at in rows6.values() for d in at})
-        r = rows6["random-w256"][min(rows6["random-w256"])]
+        first = {row: at[min(at)] for row, at in rows6.items()}  # each row's shallowest cell
+        floors = {cfg(c)["task_size"]: c for c in first.values()}  # one floor row per task size
+        r = first["random-w256"]
         out.append(f"**Table 6b. Depth, where Random adds** (`run_all.sh --claims`): Random at "
                    f"width {cfg(r)['n_embd']} on add-{cfg(r)['task_size']} (lr {cfg(r)['lr']:g}, "
                    f"batch {cfg(r)['batch_size']}, {cells[r][0]['steps']} steps), where Table "
@@ -480,13 +482,12 @@ def render(cells, scale):
             return (f"{DEPTH_ROWS[row]} (width {x['n_embd']}, {x['n_head']} heads, "
                     f"add-{x['task_size']}, lr {x['lr']:g}, {cells[c][0]['steps']} steps)")
         out.append(table(["cell", "metric"] + [f"L={d}" for d in depths6], [
-            [label(row, next(iter(at.values()))), m]
+            [label(row, first[row]), m]
             + [stat(final(cells, at[d], key), scale_, digits) if d in at else "–" for d in depths6]
             for row, at in rows6.items() for m, key, scale_, digits in
             (("accuracy %", "acc", 100, 1), ("token covariance", "token_cov", 1, 3))]
             + [[f"{FLOOR} (add-{size})", "accuracy %", floor(cells, c)] + [""] * (len(depths6) - 1)
-               for size, c in sorted({cfg(next(iter(at.values())))["task_size"]:
-                                      next(iter(at.values())) for at in rows6.values()}.items())]))
+               for size, c in sorted(floors.items())]))
     # Table 11 (run_all.sh --claims): claims 2-5 where the quick cells stop before their plateau
     if any(c.startswith(("c2/", "c3/", "c4/")) for c in cells):
         c2, c4 = ["standard", "frozen_qk"], ["standard", "frozen_qk", "mixit", "frozen_mlp"]

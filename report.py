@@ -167,11 +167,11 @@ def size_of(cells, prefix):
 
 
 def ms(values, scale=100, digits=1):
-    """'mean ± std' without the n, for the verdict table."""
+    """'mean ± std' without the n, for the verdict table; a single run has no spread to show."""
     if not values:
         return "–"
     m, sd = mean_std([v * scale for v in values])
-    return f"{m:.{digits}f} ± {sd:.{digits}f}"
+    return f"{m:.{digits}f}" if len(values) == 1 else f"{m:.{digits}f} ± {sd:.{digits}f}"
 
 
 # Table 6b's rows (`run_all.sh --claims`): each a setting, with its cell at each depth

@@ -384,7 +384,8 @@ def verdicts(cells):
     n, rows = claim_rows(cells)
     runs, minutes = cpu_minutes(cells)
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
-            "report.py); the verdict follows the rule in its row; '–': not yet measured. "
+            "report.py; a cell with fewer seeds shows its n); the verdict follows the rule in "
+            "its row; '–': not yet measured. "
             f"The {runs} runs behind it took {minutes:.0f} CPU-minutes (one thread per run).\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 

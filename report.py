@@ -118,9 +118,10 @@ def baseline(cells, prefix):
 
 def floor(cells, prefix, key="acc"):
     """The floor row's entry: 'score (rule)' of the best trivial rule (see baseline)."""
-    if baseline(cells, prefix) is None:
+    found = baseline(cells, prefix)
+    if found is None:
         return "–"
-    task, rule, score = baseline(cells, prefix)
+    task, rule, score = found
     if task == "lm":
         return f"{score:.3f} ({rule})" if key == "loss" else f"{score / math.log(2):.3f}"
     return f"{100 * score:.1f} ({rule})"
@@ -178,6 +179,11 @@ def ms(values, scale=100, digits=1):
 DEPTH_ROWS = {"random-w256": "Random", "mixit-w256": "MixiT", "mixit-heads64": "MixiT"}
 
 
+def add_setting(cfg):
+    """'width W, H heads, add-N': what tells Table 6b's depth settings apart."""
+    return f"width {cfg['n_embd']}, {cfg['n_head']} heads, add-{cfg['task_size']}"
+
+
 def depth_rows(cells):
     """{row: {depth: cell}} for Table 6b. The 64-head MixiT row at Table 5's setting borrows its
     2-layer cell from Table 5 (run_all.sh does not run one configuration twice)."""
@@ -200,8 +206,8 @@ def depth_pairs(cells):
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
     mix = rows.get("mixit-w256") or rows.get("mixit-heads64")
     if "random-w256" in rows and mix:
-        ends = lambda at: ((at[min(at)], at[max(at)]), (min(at), max(at)))  # noqa: E731
-        (r, dr), (m, dm) = ends(rows["random-w256"]), ends(mix)
+        span = lambda at: ((at[min(at)], at[max(at)]), (min(at), max(at)))  # noqa: E731
+        (r, dr), (m, dm) = span(rows["random-w256"]), span(mix)
         return r, m, dr, dm, "Table 6b"
     depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
     if len(depths) < 2:
@@ -314,9 +320,7 @@ def claim_rows(cells):
         c0, c1 = A(r0, "token_cov"), A(r1, "token_cov")
 
         def setting(c):  # Table 6b's cells differ from Table 6's in width, task or heads
-            cfg = cells[c][0]["config"]
-            return "" if where == "Table 6" else \
-                f" (width {cfg['n_embd']}, {cfg['n_head']} heads, add-{cfg['task_size']})"
+            return "" if where == "Table 6" else f" ({add_setting(cells[c][0]['config'])})"
 
         def ends(a, b):  # the n of a cell that has fewer seeds than the others
             most = max(len(v) for v in acc.values())
@@ -484,14 +488,13 @@ def render(cells, scale):
                    f"width {cfg(r)['n_embd']} on add-{cfg(r)['task_size']} (lr {cfg(r)['lr']:g}, "
                    f"batch {cfg(r)['batch_size']}, {cells[r][0]['steps']} steps), where Table "
                    "6's width-64 Random never adds; MixiT in the same setting with 64 heads "
-                   "(lr 1e-3: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with 64 "
+                   "(at a lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with 64 "
                    "heads at Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) "
                    "and the token covariance at the last block; '–': not run.")
 
         def label(row, c):
-            x = cfg(c)
-            return (f"{DEPTH_ROWS[row]} (width {x['n_embd']}, {x['n_head']} heads, "
-                    f"add-{x['task_size']}, lr {x['lr']:g}, {cells[c][0]['steps']} steps)")
+            return (f"{DEPTH_ROWS[row]} ({add_setting(cfg(c))}, lr {cfg(c)['lr']:g}, "
+                    f"{cells[c][0]['steps']} steps)")
         out.append(table(["cell", "metric"] + [f"L={d}" for d in depths6], [
             [label(row, first[row]), m]
             + [stat(final(cells, at[d], key), scale_, digits) if d in at else "–" for d in depths6]

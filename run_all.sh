@@ -260,8 +260,11 @@ if [ -n "$STUDIES" ]; then
     done
   done
 fi
-# Table 7 (not in the paper smoke test: 38 width-512 steps per variant would take the CPU 15 min)
-[ $SCALE = paper-smoke ] || grep -q '"tag": "t7/bench"' "$OUT" || echo "t7/bench $BENCH --bench${DTYPE:+ $DTYPE}" >>"$JOBLIST"
+# Table 7: one benchmark per seed (a fresh process timing other random models), each alone, last;
+# not in the paper smoke test (38 width-512 steps per variant would take the CPU 15 min)
+if [ $SCALE != paper-smoke ]; then
+  for seed in $SEEDS; do cell "t7/bench/s$seed" $BENCH --bench --seed $seed; done
+fi
 
 if [ -n "$PLAN" ]; then
   PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST"
@@ -274,7 +277,7 @@ n=$(wc -l <"$JOBLIST")
 echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in $LOGS/"
 start=$(date +%s)
 export OUT THREADS GPUS LOGS PYTHON LAUNCH
-# the benchmark (last line) runs alone, so that its timings are not disturbed by other runs; with
+# the benchmarks (the last lines) run alone, so that other runs do not disturb their timings; with
 # several GPUs, the paper-scale language models run first, one at a time, each across every GPU
 # (torchrun: DistributedDataParallel, the batch split over the GPUs)
 LAUNCH="mixit.py"

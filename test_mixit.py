@@ -1454,6 +1454,34 @@ def test_claim_6_reads_depth_where_random_adds_where_it_exists():
     assert "| 0.900 ± 0.000 (n=2) |" in md  # the 16-layer column, where only Random has run
 
 
+def test_claim_7_and_table_7_average_one_benchmark_per_seed_on_one_machine():
+    """Table 7 is one benchmark per seed: claim 7 reads each record's speed-up over Standard and
+    reports their mean ± std; a record from another machine or dtype is left out, so a table
+    never mixes two machines; one benchmark shows no spread."""
+    import report
+
+    def bench(seed, std_ms, qk_ms, mx_ms, device_name="x86_64", dtype="float32"):
+        return {"config": {"tag": f"t7/bench/s{seed}", "task": "add", "n_embd": 128, "n_layer": 2,
+                           "batch_size": 100},
+                "device_name": device_name, "device": "cpu", "dtype": dtype, "threads": 2,
+                "torch": "2.13", "time": f"2026-11-2{seed}T00:00:00",
+                "bench": [{"variant": v, "ms_per_step": t, "samples_per_s": 100_000 / t}
+                          for v, t in (("standard", std_ms), ("frozen_qk", qk_ms), ("mixit", mx_ms))]}
+    row = lambda md: next(l for l in md.splitlines() if l.startswith("| 7. "))  # noqa: E731
+    cells = {"t7/bench": [bench(0, 100, 100, 80)]}  # +0% and +25%
+    assert "+0% / +25% (x86_64, 1 benchmark) | partly |" in row(report.verdicts(cells))
+    cells["t7/bench"] += [bench(1, 100, 90, 80), bench(2, 90, 80, 72)]  # +11%, +12.5%: +25%, +25%
+    r7 = row(report.verdicts(cells))
+    assert "+8 ± 7% / +25 ± 0% (x86_64, 3 benchmarks) | reproduced |" in r7
+    cells["t7/bench"].insert(0, bench(3, 100, 50, 50, dtype="bfloat16"))  # another dtype: left out
+    assert row(report.verdicts(cells)) == r7
+    md = report.render(cells, "quick")
+    assert "2026-11-20 to 2026-11-22), task add, n_embd 128, n_layer 2, batch_size 100; mean ± std over 3" in md
+    assert "| Standard | 96.7 ± 5.8 | 1037 ± 64 | +0 ± 0% |" in md
+    cells["t7/bench"][-1] = bench(2, 100, 70, 80)  # Frozen-QK +0, +11, +43%: faster on average,
+    assert "+18 ± 22% / +25 ± 0% (x86_64, 3 benchmarks) | partly |" in row(report.verdicts(cells))  # not beyond the spread
+
+
 def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):
     """plot_context joins Table 2's lm cells (context 64) with the study's s2/lm<T> cells; with
     only one context there is no curve to draw and no file is written. The seeds' strip plot

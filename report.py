@@ -186,7 +186,7 @@ def bench_runs(cells):
     thread count, so that a table never mixes two machines; [] if none ran."""
     runs = cells.get("t7/bench", [])
     where = lambda r: (r["device_name"], r["device"], r["dtype"], r["threads"], r["config"]["n_embd"])  # noqa: E731
-    return [r for r in runs if runs and where(r) == where(runs[-1])]
+    return [r for r in runs if where(r) == where(runs[-1])]
 
 
 def speedups(bench, variant):

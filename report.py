@@ -182,7 +182,7 @@ def pct(values):
 
 
 def bench_runs(cells):
-    """Table 7's benchmark records (one per seed) taken on the newest one's machine, dtype and
+    """Table 7's benchmark records (one per seed) taken on the newest one's machine, dtype, width and
     thread count, so that a table never mixes two machines; [] if none ran."""
     runs = cells.get("t7/bench", [])
     where = lambda r: (r["device_name"], r["device"], r["dtype"], r["threads"], r["config"]["n_embd"])  # noqa: E731

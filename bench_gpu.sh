@@ -5,6 +5,7 @@
 #   3. CUDA graphs (--cuda_graphs: torch.compile mode="reduce-overhead") at widths 128 and 512
 #   4. PER_GPU packing: quick-size runs P at a time on one GPU, compiled and eager
 # Records go to $OUT (default results/): paper.jsonl (Table 7) and gpu.jsonl (the rest).
+# PARTS="1 2 4" (env) runs only those parts (default: all four); PACK="1 8" packs only 1 and 8.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 O=${OUT:-results}
@@ -13,26 +14,34 @@ nvidia-smi -L; $PY -c "import torch; print('torch', torch.__version__, torch.cud
 ADD="--task add --task_size 10 --n_layer 2 --n_head 4"
 A512="$ADD --n_embd 512 --batch_size 1000"
 A128="$ADD --n_embd 128 --batch_size 256"
+part() { [[ " ${PARTS:-1 2 3 4} " == *" $1 "* ]]; }
 
+if part 1; then
 echo "=== 1. width 512, batch 1000, compile + bf16"
-$PY mixit.py --bench $A512 --tag t7/bench --out $O/paper.jsonl
+$PY mixit.py --bench $A512 --tag t7/bench/s0 --out $O/paper.jsonl
+fi
+if part 2; then
 echo "=== 2. width 128, batch 256: compile + bf16, eager fp32, eager bf16, compiled fp32"
 $PY mixit.py --bench $A128 --tag gpu/w128-compile-bf16 --out $O/gpu.jsonl
 $PY mixit.py --bench $A128 --compile false --dtype float32 --tag gpu/w128-eager-fp32 --out $O/gpu.jsonl
 $PY mixit.py --bench $A128 --variant standard --compile false --dtype bfloat16 --tag gpu/w128-eager-bf16 --out $O/gpu.jsonl
 $PY mixit.py --bench $A128 --variant standard --dtype float32 --tag gpu/w128-compile-fp32 --out $O/gpu.jsonl
+fi
+if part 3; then
 echo "=== 3. CUDA graphs, standard and mixit, widths 128 and 512"
 for v in standard mixit; do
   $PY mixit.py --bench $A128 --variant $v --cuda_graphs --tag gpu/w128-cudagraphs-bf16 --out $O/gpu.jsonl
   $PY mixit.py --bench $A512 --variant $v --cuda_graphs --tag gpu/w512-cudagraphs-bf16 --out $O/gpu.jsonl
 done
+fi
+if part 4; then
 echo "=== 4. PER_GPU packing: quick add-4 runs (1000 steps), P at a time"
 Q="--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 --eval_interval 200
    --batch_size 128 --steps 1000 --task add --task_size 4 --examples 0 --log_interval 500"
 $PY mixit.py $Q --out "" >/dev/null 2>&1  # warm the inductor cache, as a sweep's later runs find it
 for mode in compile eager; do
   extra=""; [ $mode = eager ] && extra="--compile false"
-  for P in 1 2 4 8; do
+  for P in ${PACK:-1 2 4 8}; do
     t=$(date +%s.%N)
     for i in $(seq $P); do
       OMP_NUM_THREADS=2 $PY mixit.py $Q $extra --seed $i --tag gpu/pack-$mode-P$P --out $O/gpu.jsonl \
@@ -44,3 +53,4 @@ for mode in compile eager; do
   done
 done
 rm -f $O/pack_*.log
+fi

@@ -272,6 +272,13 @@ if [ -n "$PLAN" ]; then
   exit 0
 fi
 
+# ONLY=REGEX (env) keeps the runs whose tag matches, e.g. ONLY='t1/|t3/' runs two tables' runs: a
+# GPU lent by the call (at most 10 minutes each) then takes the list in parts that each finish
+if [ -n "${ONLY:-}" ]; then
+  grep -E "^($ONLY)" "$JOBLIST" >"$JOBLIST.only" || true
+  mv "$JOBLIST.only" "$JOBLIST"
+fi
+
 # --- run them, $JOBS at a time; each job gets a slot number, which picks its GPU -------------------
 n=$(wc -l <"$JOBLIST")
 echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in $LOGS/"

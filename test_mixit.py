@@ -1508,7 +1508,7 @@ def test_the_claims_table_states_its_cost_without_the_studies():
     rec = lambda s: {"final": {"acc": 0.5}, "wall_s": s}  # noqa: E731
     cells = {"t1/needle/mixit": [rec(60), rec(120)], "c3/add/mixit-heads64": [rec(60)],
              "t9/add/mixit_stdblock": [rec(6000)], "s1/add/mixit": [rec(6000)]}
-    assert "The 3 runs behind it took 4 CPU-minutes" in report.verdicts(cells)
+    assert "The 3 runs behind it took 4 minutes of run time" in report.verdicts(cells)
 
 
 def test_draw_strength_reads_the_runs_own_initial_draw():
@@ -1529,3 +1529,12 @@ def test_draw_strength_reads_the_runs_own_initial_draw():
     assert report.correlation([1, 2, 3], [2, 4, 6]) == pytest.approx(1)
     assert report.correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)
     assert report.correlation([1, 2, 3], [5, 5, 5]) == 0
+
+
+def test_table_2_shows_where_an_overfitting_model_had_its_lowest_loss():
+    """The final validation loss hides overfitting (paper scale's Standard: 1.27 at step 250,
+    2.17 at step 2000); the lowest-loss column names each seed's best evaluation and its step."""
+    import report
+    run = lambda *losses: {"history": [{"step": 100 * i, "loss": x} for i, x in enumerate(losses)]}  # noqa: E731
+    assert report.lowest_loss([run(5.0, 1.2, 2.0), run(5.0, 1.5, 1.4)]) == "1.300 ± 0.141 (n=2) (100, 200)"
+    assert report.lowest_loss([]) == "–"

@@ -406,8 +406,9 @@ def summary(cells):
 
 
 def run_minutes(cells, prefixes=("t", "f", "c")):
-    """(runs, minutes): how many runs the tables' cells hold and their summed wall time, the
-    cost of the tables on one core each (the studies, s* and t9/t10, are counted apart)."""
+    """(runs, minutes): how many runs the tables' cells hold and their summed wall time: the
+    tables' cost, one core (CPU) or one packed GPU slot per run (the studies, s* and t9/t10, are
+    counted apart)."""
     runs = [r for c, rs in cells.items() if c.startswith(prefixes) and not c.startswith(("t9/", "t10/"))
             for r in rs]
     return len(runs), sum(r.get("wall_s", 0) for r in runs) / 60

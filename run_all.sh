@@ -20,6 +20,7 @@
 #                             into results/paper-smoke.jsonl, then the report: catches shape,
 #                             memory and configuration errors before any GPU time is spent
 #
+# ONLY='t1/|t3/' bash run_all.sh runs only the runs whose tag matches (a GPU lent in short calls).
 # CPU_DTYPE=bfloat16 bash run_all.sh --quick runs the quick list in bf16 autocast instead of fp32,
 # into results/quick-bfloat16.jsonl; report.py then checks it against the fp32 tables.
 #
@@ -281,7 +282,8 @@ fi
 # ONLY=REGEX (env) keeps the runs whose tag matches, e.g. ONLY='t1/|t3/' runs two tables' runs: a
 # GPU lent by the call (at most 10 minutes each) then takes the list in parts that each finish
 if [ -n "${ONLY:-}" ]; then
-  grep -E "^($ONLY)" "$JOBLIST" >"$JOBLIST.only" || true
+  rc=0; grep -E "^($ONLY)" "$JOBLIST" >"$JOBLIST.only" || rc=$?  # 1: no match, 2: a bad regex
+  [ $rc -le 1 ] || { echo "run_all.sh: ONLY='$ONLY' is not a regular expression (grep -E)" >&2; exit 2; }
   mv "$JOBLIST.only" "$JOBLIST"
 fi
 

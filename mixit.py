@@ -795,7 +795,8 @@ def run(cfg):
     print(f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}")
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
     history = train(cfg, task, model, device, dtype, record)
-    if rank > 0:  # rank 0 evaluates, prints, saves and writes the record
+    if rank > 0:  # rank 0 evaluates, prints, saves and writes the record; the others wait for it:
+        dist.barrier()  # a rank that left the group early could abort at exit (gloo, under load)
         return None
     final = history[-1]
     if task.capacity_bits:  # memorize: the paper's capacity measure (Table 4)
@@ -815,6 +816,8 @@ def run(cfg):
         **environment(device, dtype)})
     if cfg.out:
         append_record(cfg.out, record)
+    if world > 1:
+        dist.barrier()
     return record
 
 

@@ -554,14 +554,22 @@ def load_checkpoint(path):
     return ckpt
 
 
+def cpu_name():
+    """The CPU's model name ("AMD EPYC ..."), so that records can tell two machines apart."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def environment(device, dtype):
     """Where and with what a run ran, for its record."""
-    name = platform.processor() or platform.machine()
-    if device.startswith("cuda"):
-        name = torch.cuda.get_device_name()
-    return {"device": device, "device_name": name, "dtype": str(dtype).replace("torch.", ""),
-            "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "python": platform.python_version(), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    name = torch.cuda.get_device_name() if device.startswith("cuda") else cpu_name()
+    return {"device": device, "device_name": name, "cpu": cpu_name(), "cpu_bf16": cpu_has_bf16(),
+            "dtype": str(dtype).replace("torch.", ""), "threads": torch.get_num_threads(),
+            "torch": torch.__version__, "python": platform.python_version(),
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
 def append_record(path, record):

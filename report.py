@@ -11,10 +11,12 @@ results/FINDINGS.md between `<!-- <scale>-tables -->` markers, and saves PNGs in
 """
 
 import argparse
+import fnmatch
 import json
 import math
 import os
 import re
+import sys
 from collections import defaultdict
 
 import matplotlib
@@ -49,15 +51,38 @@ PAPER = {
 }
 
 
+def read_records(path):
+    """Every record of a .jsonl file, in order. A line that is not a whole JSON record (a run
+    killed while writing, a full disk) is named on stderr and skipped, so one bad line never
+    hides the others."""
+    records = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for i, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                    if not isinstance(r["config"]["tag"], str):  # every run record has one
+                        raise TypeError
+                except (ValueError, KeyError, TypeError) as e:
+                    print(f"report.py: {path} line {i} skipped: not a run record "
+                          f"({type(e).__name__})", file=sys.stderr)
+                    continue
+                records.append(r)
+    return records
+
+
+def cell_of(tag):
+    """The cell a run belongs to: its tag without the seed, e.g. t1/needle/mixit."""
+    return re.sub(r"/s\d+$", "", tag)
+
+
 def load(path):
     """records[cell] = [record per seed]; cell = the tag without its seed, e.g. t1/needle/mixit."""
     cells = defaultdict(list)
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                if line.strip():
-                    r = json.loads(line)
-                    cells[re.sub(r"/s\d+$", "", r["config"]["tag"])].append(r)
+    for r in read_records(path):
+        cells[cell_of(r["config"]["tag"])].append(r)
     # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
     # run the same configuration twice, so those cells borrow them.
     for v in ("mixit", "random"):
@@ -72,13 +97,17 @@ def stat(values, scale=1.0, digits=1):
     """'mean ± std (n)' of a list of numbers; '–' when there are none (a missing cell)."""
     if not values:
         return "–"
-    v = [x * scale for x in values]
-    mean = sum(v) / len(v)
-    if len(v) == 1:
+    mean, std = mean_std([x * scale for x in values])
+    if len(values) == 1:
         return f"{mean:.{digits}f} (n=1)"
-    std = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1))
-    unstable = scale == 100 and max(v) - min(v) > UNSTABLE  # accuracies in %
-    return f"{mean:.{digits}f} ± {std:.{digits}f} (n={len(v)}){' †' if unstable else ''}"
+    dagger = " †" if scale == 100 and unstable(values) else ""  # accuracies in %
+    return f"{mean:.{digits}f} ± {std:.{digits}f} (n={len(values)}){dagger}"
+
+
+def unstable(accs):
+    """Do a cell's seeds (accuracies in [0, 1]) lie more than UNSTABLE points apart? Such a cell
+    is marked †, and no verdict of the claims table may rest on it."""
+    return len(accs) > 1 and 100 * (max(accs) - min(accs)) > UNSTABLE
 
 
 def mean_std(values):
@@ -86,6 +115,14 @@ def mean_std(values):
     m = sum(values) / len(values)
     sd = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1)) if len(values) > 1 else 0.0
     return m, sd
+
+
+def same(a, b, points=5):
+    """Are two cells of accuracies equal? Their means lie within `points` of each other AND each
+    cell's std is under `points`: a noisier cell can only make this harder to pass, never easier
+    (the old rule, "within the seeds' spread", let a wide spread pass any difference)."""
+    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
+    return 100 * abs(ma - mb) <= points and 100 * max(sa, sb) < points
 
 
 def differ(a, b):
@@ -181,7 +218,9 @@ def ms(values, scale=100, digits=1):
     if not values:
         return "–"
     m, sd = mean_std([v * scale for v in values])
-    return f"{m:.{digits}f}" if len(values) == 1 else f"{m:.{digits}f} ± {sd:.{digits}f}"
+    if len(values) == 1:
+        return f"{m:.{digits}f}"
+    return f"{m:.{digits}f} ± {sd:.{digits}f}" + (" †" if scale == 100 and unstable(values) else "")
 
 
 def pct(values):
@@ -252,64 +291,64 @@ def depth_pairs(cells):
 def claim_rows(cells):
     """One row per claim of the paper: its number, ours (mean ± std over n seeds), a verdict
     computed by a rule written out in the row, and where the evidence is. Nothing typed.
-    Returns (n seeds, rows)."""
+    A verdict never rests on a † cell: a row that reads one is "unsettled". Where `run_all.sh
+    --claims` has run a cell longer than the quick tables (c*/ tags, Table 11), the row reads
+    the longer run. Returns (n seeds, rows)."""
     A = lambda cell, key="acc": final(cells, cell, key)  # noqa: E731
     seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
     n = f"{min(seeds)}" if seeds and min(seeds) == max(seeds) else (
         f"{min(seeds)} to {max(seeds)}" if seeds else "0")
     mean = lambda v: sum(v) / len(v) if v else float("nan")  # noqa: E731
+    longest = lambda quick, long: long if A(long) else quick  # noqa: E731
+    note = lambda c: " (Table 11)" if c.startswith("c") else ""  # noqa: E731
     rows = []
 
-    def row(claim, paper_, ours, ok, partly, rule, where):
-        verdict = "–" if ok is None else "reproduced" if ok else "partly" if partly else "not reproduced"
+    def row(claim, paper_, ours, ok, partly, rule, where, reads=()):
+        verdict = ("–" if ok is None else "unsettled" if any(unstable(A(c)) for c in reads)
+                   else "reproduced" if ok else "partly" if partly else "not reproduced")
         rows.append([claim, paper_, ours, verdict, rule, where])
 
-    # (1) MixiT fails retrieval, (2) Frozen-QK retrieves: needle, induction, copy and hop. Where
-    # `run_all.sh --claims` has run hop past the quick cells' 1000 steps (Table 11), claim 2 reads
-    # Frozen-QK's hop there: three hops are still being learned when the quick schedule ends
+    # (1) MixiT fails retrieval, (2) Frozen-QK retrieves: needle, induction, copy and hop
     retr = ("needle", "induction", "copy", "hop")
-    have = all(A(f"t1/{t}/mixit") and A(f"t1/{t}/standard") for t in retr)
-    fails = [mean(A(f"t1/{t}/mixit")) < 0.5 * mean(A(f"t1/{t}/standard")) for t in retr] if have else []
+    pair = {t: (longest(f"t1/{t}/mixit", f"c1/{t}/mixit"), longest(f"t1/{t}/standard", f"c1/{t}/standard"))
+            for t in retr}
+    have = all(A(m) and A(s) for m, s in pair.values())
+    fails = [mean(A(m)) < 0.5 * mean(A(s)) for m, s in pair.values()] if have else []
     row("1. MixiT fails retrieval", "needle 11.2 vs Standard 100",
-        "; ".join(f"{t} {ms(A(f't1/{t}/mixit'))}" for t in retr),
-        all(fails) if have else None, any(fails), "MixiT below half of Standard on each", "Table 1")
-    long_hop = bool(A("c2/hop/frozen_qk"))
-    fqk = {t: f"t1/{t}/frozen_qk" for t in retr}
-    if long_hop:
-        fqk["hop"] = "c2/hop/frozen_qk"
+        "; ".join(f"{t}{note(m)} {ms(A(m))}" for t, (m, s) in pair.items()),
+        all(fails) if have else None, any(fails), "MixiT below half of Standard on each",
+        "Tables 1, 11" if any(note(m) for m, _ in pair.values()) else "Table 1",
+        [c for p in pair.values() for c in p])
+    fqk = {t: longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk") for t in retr}
     have = all(A(c) for c in fqk.values())
     good = [mean(A(c)) >= 0.9 for c in fqk.values()] if have else []
     row("2. Frozen-QK retrieves", "needle 97.0, hop 96.7",
-        "; ".join(f"{t}{' (Table 11)' if c.startswith('c2/') else ''} {ms(A(c))}"
-                  for t, c in fqk.items()),
+        "; ".join(f"{t}{note(c)} {ms(A(c))}" for t, c in fqk.items()),
         all(good) if have else None, any(good), "≥ 90% on each; induction heads: figure",
-        "Tables 1, 11" if long_hop else "Table 1")
-    # (3) MixiT about matches Standard where no retrieval is needed. Where the long runs of
-    # `run_all.sh --claims` exist (Table 11), add and memorize are read there: MixiT with the 64
-    # heads it needs to add, and memorization trained until every curve is flat
-    long_add, long_mem = bool(A("c3/add/mixit-heads64")), bool(A("c4/memorize/standard"))
-    long_dyck = bool(A("c3/dyck/mixit-heads64"))
-    t3 = [("add", "t3/add/mixit", "t3/add/standard"), ("modadd", "t3/modadd/mixit", "t3/modadd/standard"),
-          ("dyck", "t3/dyck/mixit", "t3/dyck/standard"),
-          ("memorize", "t4/memorize/mixit", "t4/memorize/standard")]
-    if long_add:
-        t3[0] = ("add (MixiT 64 heads)", "c3/add/mixit-heads64", "t3/add/standard")
-    if long_dyck:
-        t3[2] = ("dyck (MixiT 64 heads)", "c3/dyck/mixit-heads64", "t3/dyck/standard")
-    if long_mem:
-        t3[3] = ("memorize (Table 11)", "c4/memorize/mixit", "c4/memorize/standard")
+        "Tables 1, 11" if any(map(note, fqk.values())) else "Table 1", fqk.values())
+    # (3) MixiT about matches Standard where no retrieval is needed: add and dyck with the 64
+    # heads the paper's MixiT has, memorization trained until every curve is flat
+    t3 = [("add", longest("t3/add/mixit", "c3/add/mixit-heads64"), "t3/add/standard"),
+          ("modadd", longest("t3/modadd/mixit", "c3/modadd/mixit"),
+           longest("t3/modadd/standard", "c3/modadd/standard")),
+          ("dyck", longest("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
+          ("memorize", longest("t4/memorize/mixit", "c4/memorize/mixit"),
+           longest("t4/memorize/standard", "c4/memorize/standard"))]
+    label = lambda t, m: t + (" (MixiT 64 heads)" if "heads64" in m else note(m))  # noqa: E731
     have = all(A(m) and A(s) for _, m, s in t3)
-    same = [not differ(A(m), A(s)) or abs(mean(A(m)) - mean(A(s))) < 0.05 for _, m, s in t3] if have else []
+    equal = [same(A(m), A(s)) for _, m, s in t3] if have else []
     row("3. MixiT ≈ Standard on add, modadd, dyck, memorize", "about equal",
-        "; ".join(f"{t} {ms(A(m))} vs {ms(A(s))}" for t, m, s in t3),
-        all(same) if have else None, any(same), "within the seeds' spread or 5 points",
-        "Tables 3, 11" if long_add or long_dyck or long_mem else "Table 3")
+        "; ".join(f"{label(t, m)} {ms(A(m))} vs {ms(A(s))}" for t, m, s in t3),
+        all(equal) if have else None, any(equal),
+        "means within 5 points, each std under 5 points",
+        "Tables 3, 11" if any(note(m) for _, m, _ in t3) else "Table 3",
+        [c for _, m, s in t3 for c in (m, s)])
     # (4) capacity: Standard > Frozen-QK ≈ MixiT > Frozen-MLP in bits per trainable parameter
+    long_mem = bool(A("c4/memorize/standard"))
     mem = "c4/memorize" if long_mem else "t4/memorize"
     b = {v: A(f"{mem}/{v}", "bits_per_param") for v in ("standard", "frozen_qk", "mixit", "frozen_mlp")}
     if all(b.values()):
         order = [differ(b["standard"], b["frozen_qk"]) and mean(b["standard"]) > mean(b["frozen_qk"]),
-                 not differ(b["frozen_qk"], b["mixit"]) or
                  abs(mean(b["frozen_qk"]) - mean(b["mixit"])) < 0.25 * mean(b["frozen_qk"]),
                  min(mean(b["frozen_qk"]), mean(b["mixit"])) > mean(b["frozen_mlp"])
                  and differ(b["mixit"], b["frozen_mlp"])]
@@ -319,7 +358,7 @@ def claim_rows(cells):
         " / ".join(ms(b[v], 1, 2) for v in b) + " bits/param"
         + (f" (n={size_of(cells, mem + '/')})" if order else ""),
         all(order) if order else None, sum(order) >= 2, "each link beyond the spread (≈: within 25%)",
-        "Table 11" if long_mem else "Table 4")
+        "Table 11" if long_mem else "Table 4", [f"{mem}/{v}" for v in b])
     # (5) more heads help MixiT on addition (Table 5: the same steps for every head count; the
     # 90% bar may also be met by the 64-head long run of Table 11)
     heads = sorted({int(c.split("heads")[1]) for c in cells if c.startswith("t5/")})
@@ -334,7 +373,8 @@ def claim_rows(cells):
         row("5. more heads help MixiT on add", "35% → 92% (to 256 heads)",
             f"{steps} steps: {heads[0]} heads {ms(lo)} → {heads[-1]} heads {ms(hi)}{extra}",
             up and max(mean(hi), mean(longer) if longer else 0) >= 0.9,
-            up, "higher beyond the spread; reproduced if ≥ 90%", "Tables 5, 11" if longer else "Table 5")
+            up, "higher beyond the spread; reproduced if ≥ 90%", "Tables 5, 11" if longer else "Table 5",
+            [f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"])
     # (6) depth: Random collapses on add while MixiT holds; Random's covariance grows. Where
     # `run_all.sh --claims` has run them (Table 6b), both are read at a setting where they add at
     # 2 layers: Table 6's width-64 Random never adds, so it has nothing to lose with depth
@@ -367,7 +407,7 @@ def claim_rows(cells):
             f"{depths(dr)}: Random{setting(r0)} {ends(r0, r1)}, {mixit_} {ends(m0, m1)}; "
             f"Random covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}", all(halves),
             any(halves), "Random falls at least halfway to the floor, MixiT does not drop "
-            "(beyond the spread); Random's covariance grows", where)
+            "(beyond the spread); Random's covariance grows", where, acc)
     # (7) speed per sample
     bench = bench_runs(cells)
     claim7, rule7 = "7. Frozen-QK and MixiT train faster per sample", "both > 5% faster, beyond the spread"
@@ -400,7 +440,7 @@ def summary(cells):
     for r in rows:
         by.setdefault(r[3], []).append(r[0].split(".")[0])
     parts = [f"{len(by[v])} {v} ({', '.join(by[v])})" for v in
-             ("reproduced", "partly", "not reproduced", "–") if v in by]
+             ("reproduced", "partly", "not reproduced", "unsettled", "–") if v in by]
     return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's {len(rows)} "
             f"claims, {'; '.join(parts)}. The claims table is under [What reproduced](#what-reproduced).")
 
@@ -419,7 +459,8 @@ def verdicts(cells):
     runs, minutes = run_minutes(cells)
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
             "report.py; a cell with fewer seeds shows its n); the verdict follows the rule in "
-            "its row; '–': not yet measured. "
+            f"its row; 'unsettled': the row reads a † cell (seeds more than {UNSTABLE} points apart), "
+            "on which no verdict may rest; '–': not yet measured. "
             f"The {runs} runs behind it took {minutes:.0f} minutes of run time (summed over runs).\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 
@@ -534,7 +575,7 @@ def render(cells, scale):
             + [[f"{FLOOR} (add-{size})", "accuracy %", floor(cells, c)] + [""] * (len(depths6) - 1)
                for size, c in sorted(floors.items())]))
     # Table 11 (run_all.sh --claims): claims 2-5 where the quick cells stop before their plateau
-    if any(c.startswith(("c2/", "c3/", "c4/")) for c in cells):
+    if any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells):
         c2, c4 = ["standard", "frozen_qk"], ["standard", "frozen_qk", "mixit", "frozen_mlp"]
         steps = lambda c: cells[c][0]["steps"] if cells.get(c) else "–"  # noqa: E731
         width = lambda c: cells[c][0]["config"]["n_embd"] if cells.get(c) else "–"  # noqa: E731
@@ -544,7 +585,8 @@ def render(cells, scale):
                    f"64 heads on add-{size_of(cells, 'c3/add/')} for {steps('c3/add/mixit-heads64')} "
                    "steps (Table 5's curves climb after step 3000) and on "
                    f"dyck-{size_of(cells, 'c3/dyck/')} for {steps('c3/dyck/mixit-heads64')} steps "
-                   "(the paper's MixiT has 32-256 heads), and memorization of a table too "
+                   "(the paper's MixiT has 32-256 heads), Table 1's and 3's unstable cells (copy, "
+                   "induction, modadd) at 3x their steps, and memorization of a table too "
                    f"large for any variant to hold (n={size_of(cells, 'c4/')}, width "
                    f"{width('c4/memorize/standard')}, {steps('c4/memorize/standard')} steps): test "
                    "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before "
@@ -555,6 +597,10 @@ def render(cells, scale):
                     for r in cells.get(cell, [])]
         rows = [[NAMES[v] + " (hop)", stat(final(cells, f"c2/hop/{v}"), 100), "–",
                  stat(before_end(f"c2/hop/{v}"), 100)] for v in c2]
+        # Table 1's and 3's unstable cells at 3x their steps (claims 1-3 read these)
+        rows += [[f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)",
+                  stat(final(cells, c), 100), "–", stat(before_end(c), 100)]
+                 for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
         rows += [[f"MixiT, 64 heads ({t})", stat(final(cells, f"c3/{t}/mixit-heads64"), 100), "–",
                   stat(before_end(f"c3/{t}/mixit-heads64"), 100)] for t in ("add", "dyck")]
         c4 += [v for v in ("mixit_stdblock", "standard_mixblock") if cells.get(f"c4/memorize/{v}")]
@@ -826,27 +872,38 @@ def plot_depth(cells, scale):
     plt.close(fig)
 
 
-def covariance_at_init(depths=(1, 2, 4, 8, 16, 32), seeds=10, width=64):
+def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=64):
     """The paper's signal-propagation result needs no training: at initialization, how alike are
     the token representations at the last block, as depth grows? Softmax attention at init
     averages tokens together (rank collapse), MixiT's identity-plus-noise does not. Untrained
-    models on add-4 test sequences, mean over `seeds` seeds; a figure and a table row each."""
-    rows, curves = [], {}
-    for v in ("standard", "mixit"):  # every softmax variant shares Standard's init
-        means = []
-        for L in depths:
-            covs = []
-            for seed in range(seeds):
-                cfg = mixit.resolve_config({"task": "add", "task_size": 4, "variant": v,
-                                            "n_layer": L, "n_embd": width, "n_head": 4,
-                                            "seed": seed, "device": "cpu", "out": "",
-                                            "eval_size": 256})
-                task, model, _, _, _ = mixit.build(cfg, verbose=False)
-                covs.append(mixit.token_covariance(model, task))
-            means.append(mean_std(covs))
-        curves[v] = means
-        rows.append([NAMES[v] + (" (= every softmax variant)" if v == "standard" else "")]
-                    + [f"{m:.3f} ± {sd:.3f}" for m, sd in means])
+    models on add-4 test sequences, mean over `seeds` seeds; a figure and a table row each. The
+    numbers are kept in results/covariance_at_init.json, which --check reads instead of
+    recomputing them (another CPU may round the last digit differently)."""
+    saved = "results/covariance_at_init.json"
+    if draw or not os.path.exists(saved):
+        curves = {}
+        for v in ("standard", "mixit"):  # every softmax variant shares Standard's init
+            curves[v] = []
+            for L in depths:
+                covs = []
+                for seed in range(seeds):
+                    cfg = mixit.resolve_config({"task": "add", "task_size": 4, "variant": v,
+                                                "n_layer": L, "n_embd": width, "n_head": 4,
+                                                "seed": seed, "device": "cpu", "out": "",
+                                                "eval_size": 256})
+                    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+                    covs.append(mixit.token_covariance(model, task))
+                curves[v].append(mean_std(covs))
+        if draw:
+            with open(saved, "w") as f:
+                json.dump(curves, f, indent=1)
+    else:
+        with open(saved) as f:
+            curves = json.load(f)
+    rows = [[NAMES[v] + (" (= every softmax variant)" if v == "standard" else "")]
+            + [f"{m:.3f} ± {sd:.3f}" for m, sd in means] for v, means in curves.items()]
+    if not draw:
+        return covariance_table(rows, depths, seeds, width)
     plt.figure(figsize=(5, 3.5))
     for v, means in curves.items():
         plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
@@ -854,6 +911,10 @@ def covariance_at_init(depths=(1, 2, 4, 8, 16, 32), seeds=10, width=64):
     plt.xscale("log", base=2)
     finish_plot("n_layer", "token covariance at the last block",
                 f"at initialization, width {width} ({seeds} seeds)", "covariance_at_init.png")
+    return covariance_table(rows, depths, seeds, width)
+
+
+def covariance_table(rows, depths, seeds, width):
     return (f"**Token covariance at initialization** (no training; add-4 test sequences, width "
             f"{width}, 4 heads, mean ± std over {seeds} seeds; `plots/covariance_at_init.png`). "
             "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
@@ -891,7 +952,7 @@ def best_heads(v, scores):
     return [NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best.values()]
 
 
-def plot_attention(scale):
+def plot_attention(scale, draw=True):
     """Attention maps of the 2-layer models trained on induction, with per-head scores. The
     checkpoints (seed 0, run_all.sh --save) stay out of git, so the scores are also kept in
     results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
@@ -903,7 +964,7 @@ def plot_attention(scale):
             heads = json.load(f)
     for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
         path = f"results/ckpt/{scale}_induction_{v}.pt"
-        if not os.path.exists(path):
+        if not draw or not os.path.exists(path):  # (--check reads the saved scores)
             if v in heads:
                 lines.append(best_heads(v, heads[v]))
             continue
@@ -929,8 +990,9 @@ def plot_attention(scale):
         lines.append(best_heads(v, scores))
     if not lines:
         return ""
-    with open(saved, "w") as f:
-        json.dump(heads, f, indent=1)
+    if draw:
+        with open(saved, "w") as f:
+            json.dump(heads, f, indent=1)
     return ("**Attention heads on induction** (2-layer models; `plots/attention_*`): the best "
             "previous-token score (mean attention from t to t-1) and the best induction score "
             "(attention from the query to the token after its earlier occurrence). Chance for "
@@ -938,51 +1000,161 @@ def plot_attention(scale):
             + table(["variant", "previous-token head", "induction head"], lines))
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--scale", default="quick", choices=["quick", "paper", "smoke", "paper-smoke"])
-    args = p.parse_args()
-    cells = load(f"results/{args.scale}.jsonl")
+# -----------------------------------------------------------------------------
+# Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
+# between two markers that say where it comes from, and report.py rewrites it from the records:
+#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
+# The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run); KEY a number of the
+# record's `final` or of the record itself (acc, loss, bits_per_param, token_cov, wall_s, ...),
+# `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the accuracy
+# at that evaluation) or `speedup:VARIANT` (a benchmark's % more samples/s than Standard); FORMAT
+# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
+NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
+PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
+DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
+          "minutes": 0, "runs": 0}
+
+
+def number(spec, records_of):
+    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records."""
+    parts = spec.split()
+    if len(parts) not in (3, 4):
+        raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
+    name, pattern, key = parts[:3]
+    fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
+    runs = [r for r in records_of(name) if fnmatch.fnmatchcase(r["config"]["tag"], pattern)
+            or fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), pattern)]
+    if not runs:
+        raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
+    if key == "runs":
+        return str(len({r["config"]["tag"] for r in runs}))
+    if key == "minutes":
+        return f"{sum(r.get('wall_s', 0) for r in runs) / 60:.{digits or 0}f}"
+    base, _, at = key.partition("@")
+    values = []
+    for r in runs:
+        if base.startswith("speedup:"):
+            values += speedups([r], base.split(":")[1])
+        elif at:
+            values += [h[base] for h in r["history"] if h["step"] == int(at)]
+        else:
+            values += [v for v in (r.get("final", {}).get(base, r.get(base)),) if v is not None]
+    if not values:
+        raise ValueError(f"'{spec}': the matching records have no {key}")
+    scale = 100 if base in PERCENT else 1
+    d = int(digits) if digits else DIGITS.get(base, 1)
+    values = [scale * v for v in values]
+    show = lambda v: f"{v:.{d}f}"  # noqa: E731
+    if fmt == "seeds":
+        return ", ".join(map(show, values))
+    if fmt == "range":
+        return show(min(values)) if min(values) == max(values) else f"{show(min(values))}-{show(max(values))}"
+    m, sd = mean_std(values)
+    if fmt == "mean" or len(values) == 1:
+        return show(m)
+    if fmt != "pm":
+        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds or range)")
+    return f"{show(m)} ± {show(sd)}"
+
+
+def fill_numbers(doc, path):
+    """Every marked number of a document, rewritten from the records."""
+    files = {}
+
+    def records_of(name):
+        if name not in files:
+            files[name] = read_records(f"results/{name}.jsonl")
+        return files[name]
+
+    def one(m):
+        try:
+            text = number(m.group(1), records_of)
+        except ValueError as e:
+            raise SystemExit(f"report.py: {path}: {e}")
+        return f"<!--= {m.group(1)} -->{text}<!--/-->"
+    return NUMBER.sub(one, doc)
+
+
+def between(doc, marker, text):
+    """doc with what lies between its two `marker` lines replaced (if it has exactly two)."""
+    if doc.count(marker) != 2:
+        return doc
+    a, _, b = doc.split(marker)
+    return a + marker + "\n" + text + "\n" + marker + b
+
+
+def render_all(scale, draw=True):
+    """{path: text} of every file that report.py writes for a scale (the figures are drawn on the
+    way, unless draw=False): the tables file, and README.md and FINDINGS.md with their rendered
+    blocks and their marked numbers rewritten from the records."""
     global PLOT_DIR
-    PLOT_DIR = "results/smoke_plots" if "smoke" in args.scale else "plots"
-    os.makedirs(PLOT_DIR, exist_ok=True)
-    md = render(cells, args.scale)
-    att = plot_attention(args.scale)
+    PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
+    cells = load(f"results/{scale}.jsonl")
+    md = render(cells, scale)
+    att = plot_attention(scale, draw)
     if att:
         md += "\n\n" + att
     studies = render_studies(cells)
     if studies:
         md += "\n\n" + studies
-    if args.scale == "quick":
-        md += "\n\n" + covariance_at_init()
+    if scale == "quick":
+        md += "\n\n" + covariance_at_init(draw)
         other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
         if other:
             md += "\n\n" + dtype_check(cells, other, "bfloat16")
-    plot_needle(cells, args.scale)
-    plot_lm_curves(cells, args.scale)
-    plot_context(cells, args.scale)
-    if args.scale == "quick":
-        plot_seeds(cells)
-    plot_depth(cells, args.scale)
+    if draw:
+        os.makedirs(PLOT_DIR, exist_ok=True)
+        plot_needle(cells, scale)
+        plot_lm_curves(cells, scale)
+        plot_context(cells, scale)
+        if scale == "quick":
+            plot_seeds(cells)
+        plot_depth(cells, scale)
     claims = verdicts(cells)
-    with open(f"results/tables_{args.scale}.md", "w") as f:
-        f.write(claims + "\n\n" + md + "\n")
+    out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers
-    for path, block, text in (("README.md", "verdicts", claims), ("README.md", "summary", summary(cells)),
-                              (FINDINGS, "tables", md)):
-        replace_between(path, f"<!-- {args.scale}-{block} -->", text)
-    print(claims + "\n\n" + md)
+    for path, blocks in (("README.md", {"verdicts": claims, "summary": summary(cells)}),
+                         (FINDINGS, {"tables": md})):
+        if os.path.exists(path):
+            doc = open(path).read()
+            for block, text in blocks.items():
+                doc = between(doc, f"<!-- {scale}-{block} -->", text)
+            out[path] = fill_numbers(doc, path)
+    return out
 
 
-def replace_between(path, marker, text):
-    """Replace what lies between the two `marker` lines of a file (if it has exactly two)."""
-    if not os.path.exists(path):
-        return
-    doc = open(path).read()
-    if doc.count(marker) == 2:
-        a, _, b = doc.split(marker)
+def check():
+    """Re-render everything from the records, in memory, and compare it with the committed
+    files: a number typed by hand, or one left stale after new records, fails here."""
+    stale = []
+    for scale in ("quick", "paper"):
+        for path, text in render_all(scale, draw=False).items():
+            old = open(path).read() if os.path.exists(path) else ""
+            if old != text:
+                diff = [f"    - {a}\n    + {b}" for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
+                stale.append(f"{path} ({scale}): differs from the records; first change:\n"
+                             + (diff[0] if diff else "    (lines added or removed)"))
+    for s in stale:
+        print(s)
+    print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"
+                                   if stale else "every rendered block and number matches the records"))
+    return not stale
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--scale", default="quick", choices=["quick", "paper", "smoke", "paper-smoke"])
+    p.add_argument("--check", action="store_true", help="compare the committed README, FINDINGS "
+                   "and tables with what the records give; exit 1 where they differ; write nothing")
+    args = p.parse_args()
+    if args.check:
+        sys.exit(0 if check() else 1)
+    files = render_all(args.scale)
+    for path, text in files.items():
         with open(path, "w") as f:
-            f.write(a + marker + "\n" + text + "\n" + marker + b)
+            f.write(text)
+    print(files[f"results/tables_{args.scale}.md"])
 
 
 if __name__ == "__main__":

@@ -37,7 +37,10 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
          # code, instead of the paper's N(0, 1/d)
          "frozen_qk_ref": "Frozen-QK, reference init 0.02"}
 # a variant in the other's block (Table 9, and the capacity rows of Table 11)
-BLOCK_ROWS = {"standard_mixblock": "Standard in MixiT's block", "mixit_stdblock": "MixiT in Standard's block"}
+# (MixiT cannot take RoPE, which rotates queries and keys: in Standard's block it keeps its learned
+# positions, so that swap is the MLP and the residuals only)
+BLOCK_ROWS = {"standard_mixblock": "Standard in MixiT's block",
+              "mixit_stdblock": "MixiT in Standard's block (learned positions kept)"}
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 LM_ROWS = VARIANTS + ["frozen_qk_ref"]
 FLOOR = "*trivial rule (floor)*"
@@ -1001,15 +1004,89 @@ def plot_attention(scale, draw=True):
 
 
 # -----------------------------------------------------------------------------
+# The README's efficiency tables, from the benchmark records (`--bench`, bench_gpu.sh)
+
+# (records file, tag, row label, what to show): each GPU gets these rows where it has records
+GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", "ms_per_step"),
+            ("paper", "t7/bench/s0", "width 512, batch 1000: MFU (bf16 peak 989 TFLOP/s)", "mfu"),
+            ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", "ms_per_step"),
+            ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", "ms_per_step"),
+            ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", "ms_per_step"),
+            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", "ms_per_step")]
+# (width, tags on the AVX2-only CPU, on the AVX-512 bf16 CPU in fp32, the same in bf16 autocast)
+CPU_ROWS = [(128, "x/t7-bench-sweep-2026-11-21", "x/cpu-bench-w128-float32", "x/cpu-bench-w128-bfloat16"),
+            (512, "x/bench-w512-*", "x/cpu-bench-w512-*-float32", "x/cpu-bench-w512-*-bfloat16")]
+
+
+def bench_table(records, rows, short):
+    """One benchmark table: a row per (group, label), a column per variant, the ms/step (or MFU)
+    of each variant in the records that the row names."""
+    lines = []
+    for group, found in rows:
+        for label, key in found:
+            by = {x["variant"]: x[key] for r in records[group, label] for x in r["bench"]}
+            lines.append([f"{short(group)}, {label}"] + [
+                "–" if by.get(v) is None else f"{100 * by[v]:.1f}%" if key == "mfu" else f"{by[v]:.1f}"
+                for v in VARIANTS])
+    return table(["ms/step (or MFU)"] + [NAMES[v] for v in VARIANTS], lines)
+
+
+def efficiency():
+    """The README's efficiency block: GPU ms/step and MFU per variant, packing several runs on
+    one GPU (each run's own wall time, from its record), and the CPU benchmarks."""
+    files = {name: read_records(f"results/{name}.jsonl") for name in ("paper", "gpu", "extra")}
+    gpus = sorted({r["device_name"] for r in files["paper"] + files["gpu"] if r["device"].startswith("cuda")})
+    records, rows = defaultdict(list), []
+    for gpu in gpus:
+        found = []
+        for name, tag, label, key in GPU_ROWS:
+            hits = [r for r in files[name] if r["config"]["tag"] == tag and r["device_name"] == gpu]
+            if hits:
+                records[gpu, label] = hits
+                found.append((label, key))
+        rows.append((gpu, found))
+    out = [bench_table(records, rows, lambda g: g.replace("NVIDIA ", ""))]
+    pack = []
+    for gpu in gpus:
+        for mode in ("compile", "eager"):
+            runs = {p: [r["wall_s"] for r in files["gpu"] if r["device_name"] == gpu
+                        and r["config"]["tag"] == f"gpu/pack-{mode}-P{p}"] for p in (1, 8)}
+            if runs[1] and runs[8]:
+                pack.append([gpu.replace("NVIDIA ", ""), mode, f"{max(runs[1]):.1f}", f"{max(runs[8]):.1f}",
+                             f"{60 / max(runs[1]):.1f} vs {8 * 60 / max(runs[8]):.1f}"])
+    if pack:
+        out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a time "
+                   "and eight at once on one GPU; each run's wall time from its record (model "
+                   "build to record, without the interpreter's start), the slowest of the eight.\n\n"
+                   + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)", "runs/min, 1 vs 8"], pack))
+    cpu_rows, records = [], defaultdict(list)
+    for width, *patterns in CPU_ROWS:
+        found = []
+        for label, pattern in zip(("AVX2 CPU, fp32", "AVX-512 bf16 CPU, fp32", "same CPU, bf16 autocast"),
+                                  patterns):
+            hits = [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
+            if hits:
+                records[width, label] = hits
+                found.append((label, "ms_per_step"))
+        cpu_rows.append((width, found))
+    out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
+               "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
+               "`x/cpu-bench-*` in results/extra.jsonl):\n\n"
+               + bench_table(records, cpu_rows, lambda w: f"width {w}"))
+    return "\n\n".join(out)
+
+
+# -----------------------------------------------------------------------------
 # Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
-# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run); KEY a number of the
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both); KEY a number of the
 # record's `final` or of the record itself (acc, loss, bits_per_param, token_cov, wall_s, ...),
 # `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the accuracy
 # at that evaluation) or `speedup:VARIANT` (a benchmark's % more samples/s than Standard); FORMAT
 # is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
+UNFOUND = []  # the marked numbers that no record gives
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
 DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
@@ -1023,8 +1100,9 @@ def number(spec, records_of):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
-    runs = [r for r in records_of(name) if fnmatch.fnmatchcase(r["config"]["tag"], pattern)
-            or fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), pattern)]
+    runs = [r for r in records_of(name) if any(  # CELL may list several patterns: a,b
+        fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), p)
+        for p in pattern.split(","))]
     if not runs:
         raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
     if key == "runs":
@@ -1069,10 +1147,11 @@ def fill_numbers(doc, path):
 
     def one(m):
         try:
-            text = number(m.group(1), records_of)
-        except ValueError as e:
-            raise SystemExit(f"report.py: {path}: {e}")
-        return f"<!--= {m.group(1)} -->{text}<!--/-->"
+            return f"<!--= {m.group(1)} -->{number(m.group(1), records_of)}<!--/-->"
+        except ValueError as e:  # the text stays as it was; --check fails on it
+            UNFOUND.append(f"{path}: {e}")
+            print(f"report.py: {path}: {e}", file=sys.stderr)
+            return m.group(0)
     return NUMBER.sub(one, doc)
 
 
@@ -1114,7 +1193,10 @@ def render_all(scale, draw=True):
     claims = verdicts(cells)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers
-    for path, blocks in (("README.md", {"verdicts": claims, "summary": summary(cells)}),
+    readme = {"verdicts": claims, "summary": summary(cells)}
+    if scale == "quick":
+        readme["efficiency"] = efficiency()
+    for path, blocks in (("README.md", readme),
                          (FINDINGS, {"tables": md})):
         if os.path.exists(path):
             doc = open(path).read()
@@ -1135,6 +1217,7 @@ def check():
                 diff = [f"    - {a}\n    + {b}" for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
                 stale.append(f"{path} ({scale}): differs from the records; first change:\n"
                              + (diff[0] if diff else "    (lines added or removed)"))
+    stale += UNFOUND
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"

@@ -49,6 +49,9 @@ for mode in compile eager; do
     done
     wait
     wall=$($PY -c "print(round($(date +%s.%N) - $t, 1))")
+    # the batch's wall clock (interpreter starts included) as a record too, not only a console line
+    $PY -c "import mixit; mixit.append_record('$O/gpu.jsonl', {'config': {'tag': 'gpu/pack-wall-$mode-P$P'},
+            'runs': $P, 'pack_wall_s': $wall, **mixit.environment('cuda', 'auto')})"
     echo "$mode PER_GPU=$P: $P runs in $wall s wall; first run's $(grep -h 'ms/step' $O/pack_${mode}_P${P}_1.log | tail -1)"
   done
 done

@@ -236,7 +236,8 @@ def bench_runs(cells):
     """Table 7's benchmark records (one per seed) taken on the newest one's machine, dtype, width and
     thread count, so that a table never mixes two machines; [] if none ran."""
     runs = cells.get("t7/bench", [])
-    where = lambda r: (r["device_name"], r["device"], r["dtype"], r["threads"], r["config"]["n_embd"])  # noqa: E731
+    where = lambda r: (r["device_name"], r.get("cpu_bf16"), r["device"], r["dtype"], r["threads"],  # noqa: E731
+                       r["config"]["n_embd"])
     return [r for r in runs if where(r) == where(runs[-1])]
 
 
@@ -452,9 +453,9 @@ def run_minutes(cells, prefixes=("t", "f", "c")):
     """(runs, minutes): how many runs the tables' cells hold and their summed wall time: the
     tables' cost, one core (CPU) or one packed GPU slot per run (the studies, s* and t9/t10, are
     counted apart)."""
-    runs = [r for c, rs in cells.items() if c.startswith(prefixes) and not c.startswith(("t9/", "t10/"))
-            for r in rs]
-    return len(runs), sum(r.get("wall_s", 0) for r in runs) / 60
+    runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
+            if c.startswith(prefixes) and not c.startswith(("t9/", "t10/")) for r in rs}
+    return len(runs), sum(r.get("wall_s", 0) for r in runs.values()) / 60
 
 
 def verdicts(cells):
@@ -485,7 +486,8 @@ def dtype_check(cells, other, name):
     for cell, runs in sorted(other.items()):
         key = "loss" if cell.startswith(("t2/", "s2/")) else "acc"
         mine, theirs = final(cells, cell, key), final(other, cell, key)
-        if not mine or not theirs or cell.startswith("t7/"):
+        borrowed = any(not r.get("config", {}).get("tag", cell).startswith(cell) for r in runs)  # t6 <- t3
+        if not mine or not theirs or cell.startswith("t7/") or borrowed:
             continue
         compared += 1
         show = (lambda v: ms(v, 1, 3)) if key == "loss" else ms
@@ -1051,14 +1053,19 @@ def efficiency():
         for mode in ("compile", "eager"):
             runs = {p: [r["wall_s"] for r in files["gpu"] if r["device_name"] == gpu
                         and r["config"]["tag"] == f"gpu/pack-{mode}-P{p}"] for p in (1, 8)}
+            clock = [r["pack_wall_s"] for r in files["gpu"] if r["device_name"] == gpu
+                     and r["config"]["tag"] == f"gpu/pack-wall-{mode}-P8"]  # bench_gpu.sh, since 2026-11-25
             if runs[1] and runs[8]:
                 pack.append([gpu.replace("NVIDIA ", ""), mode, f"{max(runs[1]):.1f}", f"{max(runs[8]):.1f}",
+                             f"{clock[-1]:.1f}" if clock else "–",
                              f"{60 / max(runs[1]):.1f} vs {8 * 60 / max(runs[8]):.1f}"])
     if pack:
         out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a time "
                    "and eight at once on one GPU; each run's wall time from its record (model "
-                   "build to record, without the interpreter's start), the slowest of the eight.\n\n"
-                   + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)", "runs/min, 1 vs 8"], pack))
+                   "build to record, without the interpreter's start), the slowest of the eight, "
+                   "and the batch's wall clock where bench_gpu.sh recorded it.\n\n"
+                   + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)",
+                            "8 at once: wall clock, s", "runs/min, 1 vs 8"], pack))
     cpu_rows, records = [], defaultdict(list)
     for width, *patterns in CPU_ROWS:
         found = []

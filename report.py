@@ -1173,10 +1173,14 @@ def fill_numbers(doc, path):
     return NUMBER.sub(one, doc)
 
 
+FILLED = set()  # the block markers that render_all filled: --check flags any other
+
+
 def between(doc, marker, text):
     """doc with what lies between its two `marker` lines replaced (if it has exactly two)."""
     if doc.count(marker) != 2:
         return doc
+    FILLED.add(marker)
     a, _, b = doc.split(marker)
     return a + marker + "\n" + text + "\n" + marker + b
 
@@ -1249,6 +1253,10 @@ def check():
                 stale.append(f"{path} ({scale}): differs from the records; first change:\n"
                              + (diff[0] if diff else "    (lines added or removed)"))
     stale += UNFOUND
+    for path in ("README.md", FINDINGS):  # a block whose marker nothing renders stays empty
+        for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
+            if marker not in FILLED:
+                stale.append(f"{path}: no table or block is rendered between '{marker}' markers")
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"

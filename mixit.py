@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -401,41 +402,143 @@ def train_step(model, fwd, optimizer, batch, lr, cfg, dtype):
     return loss
 
 
-def train(cfg, task, model, device, dtype, record):
+def stop_reason(cfg, history, task):
+    """Why the run stops at its latest evaluation (the stopping rule), or None to go on. Off
+    unless --stop_acc or --patience is given, so that the default runs keep their records."""
+    last = history[-1]
+    if cfg.stop_acc and last["step"] > 0 and last["acc"] >= cfg.stop_acc:
+        return f"test accuracy {last['acc']:.4f} reached --stop_acc {cfg.stop_acc:g}"
+    if cfg.patience and last["step"] >= max(cfg.min_steps, cfg.patience):
+        # lm is scored by its validation loss: it stops once it overfits, near its best loss
+        score = (lambda h: -h["loss"]) if task.name == "lm" else (lambda h: h["acc"])
+        gain = max(map(score, history)) - max(score(h) for h in history
+                                              if h["step"] <= last["step"] - cfg.patience)
+        if gain <= cfg.min_delta:
+            what = "validation loss fell" if task.name == "lm" else "test accuracy rose"
+            return f"{what} by {gain:.4f} (at most --min_delta {cfg.min_delta:g}) in the last {cfg.patience} steps"
+    return None
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived during training: the state was saved, the run stops."""
+
+
+SIGNAL = {"got": None}  # set by the handler below, read once per training step
+
+
+def on_signal(signum, frame):
+    SIGNAL["got"] = signum  # the loop saves the state at the next step and stops
+
+
+def agree(value, world):
+    """Rank 0's value on every rank (DDP), so that all ranks stop at the same step."""
+    if world > 1:
+        box = [value]
+        dist.broadcast_object_list(box, src=0)
+        value = box[0]
+    return value
+
+
+def resume_path(cfg):
+    """Where a run saves its state: --resume, or for a run without it a path from its tag."""
+    name = cfg.tag or f"{cfg.task}_{cfg.variant}_s{cfg.seed}"
+    return cfg.resume or os.path.join("results", "ckpt", f"interrupted_{name.replace('/', '_')}.pt")
+
+
+# settings that may differ between a run and its resumption: they change no number
+RESUME_FREE = ("resume", "out", "log_interval", "examples", "save", "compile", "cuda_graphs")
+
+
+def load_state(cfg, world):
+    """The training state saved at --resume, if there is one, checked against this run."""
+    if not (cfg.resume and os.path.isfile(cfg.resume)):
+        return None
+    state = load_checkpoint(cfg.resume)
+    mine = dataclasses.asdict(cfg)
+    for k, v in state["config"].items():
+        if k not in RESUME_FREE and mine.get(k) != v:
+            raise UsageError(f"--resume {cfg.resume} was saved by another run (--{k} {v} there, "
+                             f"{mine.get(k)} here): delete it or run with its settings")
+    if "step" not in state or len(state["gens"]) != world:
+        raise UsageError(f"--resume {cfg.resume} is not the state of a run on {world} process(es)")
+    return state
+
+
+def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     """The training loop. Returns the list of evaluation results (the learning curve).
 
     Under torchrun (several processes, `init_distributed`), each rank draws its own share of
     every batch from its own seed (seed + rank), DistributedDataParallel averages the gradients,
-    and rank 0 alone evaluates and prints. One process is simply rank 0 of 1."""
+    and rank 0 alone evaluates and prints. One process is simply rank 0 of 1.
+
+    With --resume the whole state (model, AdamW, every random generator, step, learning curve,
+    timings) is saved at each evaluation and on SIGINT/SIGTERM, and a run that finds it there
+    continues from it: it ends exactly where an uninterrupted run ends."""
     rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+    t_run = t_run or time.time()
     optimizer = make_optimizer(model, cfg, device)
+    gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
+    history, train_time, start, first_bad = [], 0.0, 0, -1  # train_time: the clock stops during evals
+    if state:  # continue an interrupted run
+        if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
+            unfreeze(model, optimizer, cfg)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        gen.set_state(state["gens"][rank])
+        torch.set_rng_state(state["cpu_rng"])
+        history, train_time, start, first_bad = state["history"], state["train_s"], state["step"], state["first_bad"]
+        record.update(state["record"])
+        record["resumed_at"] = record.get("resumed_at", []) + [start]
+        print(f"resumed from {cfg.resume} at step {start}")
     fwd, sync = compiled(model, cfg, device)  # evaluation calls the model itself
     train_fwd = fwd
     if world > 1:  # frozen parameters and MixiT's buffers need nothing special: DDP skips them
         ddp = nn.parallel.DistributedDataParallel(
             model, device_ids=[torch.cuda.current_device()] if device.startswith("cuda") else None)
         train_fwd, _ = compiled(ddp, cfg, device)
-    gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
-    history, train_time, t0 = [], 0.0, time.time()  # train_time: the clock stops during evals
-    logged_time, logged_step = 0.0, 0
-    first_bad = torch.tensor(-1, device=device)  # the first step whose loss was nan/inf, or -1
-    for step in range(cfg.steps + 1):
-        if step % cfg.eval_interval == 0 or step == cfg.steps:
+
+    def save_state(path, step):  # every rank calls it (the generators are gathered); rank 0 writes
+        gens = [gen.get_state()]
+        if world > 1:
+            gens = [None] * world
+            dist.all_gather_object(gens, gen.get_state())
+        if rank == 0:
+            keep = {k: record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at") if k in record}
+            save_checkpoint(path, model, cfg, optimizer=optimizer.state_dict(), gens=gens,
+                            cpu_rng=torch.get_rng_state(), step=step, history=history,
+                            train_s=train_time, first_bad=int(first_bad),
+                            record={**keep, "wall_s": record.get("wall_s", 0) + time.time() - t_run})
+
+    t0, logged_time, logged_step = time.time(), train_time, start
+    first_bad = torch.tensor(first_bad, device=device)  # the first step whose loss was nan/inf, or -1
+    for step in range(start, cfg.steps + 1):
+        if (SIGNAL["got"] is not None) if world == 1 else (step % cfg.log_interval == 0 and agree(SIGNAL["got"], world)):
+            train_time += time.time() - t0
+            save_state(resume_path(cfg), step)
+            raise Interrupted(step)
+        if (step % cfg.eval_interval == 0 or step == cfg.steps) and not (history and history[-1]["step"] == step):
             sync()
             train_time += time.time() - t0
+            reason = None
             if rank == 0:
                 m = evaluate(fwd, task, dtype)
                 history.append({"step": step, "train_s": round(train_time, 2), **m})
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
+                reason = stop_reason(cfg, history, task)
+            reason = agree(reason, world)
+            if reason or step == cfg.steps:
+                record["stop"] = {"reason": reason or "reached --steps", "step": step}
+                print(f"step {step:5d} | stop: {record['stop']['reason']}")
+                break
+            if cfg.resume and step > start:  # a run killed outright continues from here
+                save_state(cfg.resume, step)
             t0 = time.time()
-        if step == cfg.steps:
-            break
         if cfg.unfreeze_at and step == cfg.unfreeze_at:  # a hybrid schedule (paper, Sec. 7)
             record["unfrozen_params"] = unfreeze(model, optimizer, cfg)
             record["unfrozen_at"] = step
             print(f"step {step:5d} | unfroze {record['unfrozen_params']:,} parameters")
-        batch = task.get_batch(cfg.batch_size // world, gen)
+        batch = task.get_batch(cfg.batch_size // world, gen, cfg.resample)
         if step == 0 and not batch[2].any():  # one host sync, once: is anything scored at all?
             raise UsageError(f"the first training batch of {cfg.task}-{task.size} has no scored "
                              "position: every row fell on the test side; use a larger "
@@ -535,11 +638,12 @@ def token_covariance(model, task, n=256):
 # Checkpoints and run records
 
 
-def save_checkpoint(path, model, cfg):
-    """Written to a temporary file first, so an interrupted save never destroys an old one."""
+def save_checkpoint(path, model, cfg, **state):
+    """Written to a temporary file first, so an interrupted save never destroys an old one.
+    `state` (a resumable run's optimizer, generators, step, ...) is saved beside the model."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = path + ".tmp"
-    torch.save({"config": dataclasses.asdict(cfg), "model": model.state_dict()}, tmp)
+    torch.save({"config": dataclasses.asdict(cfg), "model": model.state_dict(), **state}, tmp)
     os.replace(tmp, path)
 
 
@@ -602,7 +706,8 @@ class Config:
                              "state, same schedule); 0 = never")
     task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
                            "0 = the task's CPU-friendly default")
-    data: str = _f("", "text file for --task lm (default: Python's own help text)")
+    data: str = _f("", "text file for --task lm (default: Python's own help text; 'stdlib': the "
+                       "standard library's sources, 25x larger)")
     # model
     n_layer: int = _f(2, "number of Transformer blocks")
     n_head: int = _f(4, "attention heads per block (MixiT: random mixing matrices per block)")
@@ -632,10 +737,17 @@ class Config:
     beta1: float = _f(0.9, "AdamW beta1")
     beta2: float = _f(0.999, "AdamW beta2")
     grad_clip: float = _f(1.0, "clip the gradient norm to this (0: off)")
+    resample: bool = _f(False, "draw training rows from the training side only (redraw the test "
+                               "side's ~20% instead of masking them): every row of a batch learns")
     seed: int = _f(0, "seed for the model init, the MixiT matrices and the training batches")
     data_seed: int = _f(12345, "seed of the task's fixed test set (and of memorize's table)")
     # evaluation and output
     eval_interval: int = _f(250, "evaluate on the test set every this many steps")
+    stop_acc: float = _f(0.0, "stop once the test accuracy reaches this (0 = never)")
+    patience: int = _f(0, "stop once the last this many steps raised the test accuracy (lm: "
+                          "lowered the validation loss) by at most --min_delta (0 = never)")
+    min_delta: float = _f(0.0, "the gain that --patience asks for")
+    min_steps: int = _f(0, "--patience stops no run before this step")
     eval_size: int = _f(2000, "sequences in the fixed test set (the paper uses 4000)")
     log_interval: int = _f(50, "print a progress line every this many steps")
     examples: int = _f(6, "decoded test examples printed at the end (right and wrong)")
@@ -643,6 +755,8 @@ class Config:
     tag: str = _f("", "free-form label stored in the record (run_all.sh uses it)")
     save: str = _f("", "write a checkpoint here at the end (model, mixing matrices, config)")
     load: str = _f("", "start from this checkpoint; its model and task settings are used")
+    resume: str = _f("", "save the training state here at each evaluation and on SIGINT/SIGTERM, "
+                         "and continue from it if it exists; deleted once the record is written")
     # speed
     device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
     dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
@@ -743,7 +857,9 @@ def resolve_config(given):
     if cfg.unfreeze_at and not frozen_parts(cfg):
         raise UsageError(f"--unfreeze_at: variant {cfg.variant} freezes nothing (add --freeze)")
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
-    for k in ("steps", "task_size", "block_size", "warmup"):
+    if not 0 <= cfg.stop_acc <= 1:
+        raise UsageError(f"--stop_acc must be between 0 and 1, got {cfg.stop_acc}")
+    for k in ("steps", "task_size", "block_size", "warmup", "patience", "min_steps"):
         if getattr(cfg, k) < 0:
             raise UsageError(f"--{k} must not be negative")
     for k in ("batch_size", "eval_interval", "log_interval"):
@@ -756,13 +872,13 @@ def resolve_config(given):
     for k in ("beta1", "beta2"):
         if not 0 <= getattr(cfg, k) < 1:
             raise UsageError(f"--{k} must be in [0, 1), got {getattr(cfg, k)}")
-    for k in ("weight_decay", "grad_clip", "qk_init_std", "mixit_mult"):
+    for k in ("weight_decay", "grad_clip", "qk_init_std", "mixit_mult", "min_delta"):
         if not getattr(cfg, k) >= 0:
             raise UsageError(f"--{k} must not be negative, got {getattr(cfg, k)}")
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)
-    for k in ("out", "save"):  # fail now, not after the whole run
+    for k in ("out", "save", "resume"):  # fail now, not after the whole run
         path = getattr(cfg, k)
         if path and not writable(path):
             raise UsageError(f"--{k} {path} is not a file path that can be written")
@@ -802,7 +918,14 @@ def run(cfg):
     print("config:", json.dumps(dataclasses.asdict(cfg)))
     print(f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}")
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
-    history = train(cfg, task, model, device, dtype, record)
+    state = load_state(cfg, world)
+    handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    SIGNAL["got"] = None
+    try:  # a signal now saves the training state instead of losing it (train)
+        history = train(cfg, task, model, device, dtype, record, t0, state)
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
     if rank > 0:  # rank 0 evaluates, prints, saves and writes the record; the others wait for it:
         dist.barrier()  # a rank that left the group early could abort at exit (gloo, under load)
         return None
@@ -819,11 +942,13 @@ def run(cfg):
         print(f"checkpoint saved to {cfg.save}")
     record.update({
         "final": final, "best_acc": max(h["acc"] for h in history), "history": history,
-        "steps": cfg.steps, "wall_s": round(time.time() - t0, 2),
-        "ms_per_step": round(1000 * record["train_s"] / max(1, cfg.steps), 2),
+        "steps": final["step"], "wall_s": round(record.get("wall_s", 0) + time.time() - t0, 2),
+        "ms_per_step": round(1000 * record["train_s"] / max(1, final["step"]), 2),
         **environment(device, dtype)})
     if cfg.out:
         append_record(cfg.out, record)
+    if cfg.resume and os.path.isfile(cfg.resume):  # the record holds the run now
+        os.remove(cfg.resume)
     if world > 1:
         dist.barrier()
     return record
@@ -840,8 +965,15 @@ def main(argv=None):
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except Interrupted as e:  # SIGINT or SIGTERM in training: the state is saved (train)
+        path, got = resume_path(cfg), SIGNAL["got"]
+        again = "the same command" + ("" if cfg.resume else f" with --resume {path}")
+        if not dist.is_initialized() or dist.get_rank() == 0:
+            print(f"\n{signal.Signals(got).name} at step {e.args[0]}: the run's state is saved in "
+                  f"{path}; {again} continues it (no record was written yet)", file=sys.stderr)
+        sys.exit(128 + got)
     except KeyboardInterrupt:
-        print("\ninterrupted: nothing was written for this run", file=sys.stderr)
+        print("\ninterrupted: no record was written for this run", file=sys.stderr)
         sys.exit(130)
     finally:
         if dist.is_available() and dist.is_initialized():

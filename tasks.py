@@ -35,6 +35,7 @@ Tasks (`python mixit.py --task NAME`; `--task_size` sets the size in brackets):
 
 import math
 import os
+import sysconfig
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional
@@ -65,13 +66,19 @@ class Task:
 
     hash_split: bool = True  # sampled tasks: rows with hash = 0 mod 5 are the test side (lm: no)
 
-    def get_batch(self, batch_size, gen):
-        """A training batch (x, y, mask), drawn on gen's device with no host sync."""
+    def get_batch(self, batch_size, gen, resample=False):
+        """A training batch (x, y, mask), drawn on gen's device with no host sync. With resample,
+        rows on the test side are replaced by other draws instead of masked: 1.5 B + 8 rows are
+        drawn and the first B on the training side kept (fewer than B of them: about 1e-6 at
+        B = 64), so each row is a fresh draw from the training side and every row learns."""
         if self.train is not None:  # finite set (modadd, memorize): pick rows
             x, y, mask = self.train
             idx = torch.randint(0, x.size(0), (batch_size,), generator=gen, device=gen.device)
             return x[idx], y[idx], mask[idx]
-        x, y, mask = self.sample(batch_size, gen)
+        x, y, mask = self.sample(batch_size + (batch_size // 2 + 8 if resample else 0), gen)
+        if resample and self.hash_split:  # a stable sort keeps the draw order on each side
+            keep = torch.argsort(on_test_side(x).int(), stable=True)[:batch_size]
+            x, y, mask = x[keep], y[keep], mask[keep]
         if self.hash_split:  # a row on the test side of the split carries no loss
             mask = mask & ~on_test_side(x)[:, None]
         return x, y, mask
@@ -501,11 +508,28 @@ def make_hop(hops, device, data_seed, n_test):
 # Language modelling
 
 
+def stdlib_text():
+    """Python's standard library sources (.py, without its tests, IDLE and demos) in path order:
+    about 11 MB on Python 3.11 (its size differs between versions; records name the Python)."""
+    skip = {"test", "tests", "idlelib", "site-packages", "dist-packages", "__pycache__",
+            "lib2to3", "turtledemo", "ensurepip"}
+    parts = []
+    for folder, dirs, files in os.walk(sysconfig.get_paths()["stdlib"]):
+        dirs[:] = sorted(d for d in dirs if d not in skip)  # a fixed walk order
+        for name in sorted(f for f in files if f.endswith(".py")):
+            with open(os.path.join(folder, name), "rb") as f:
+                parts.append(f.read())
+    return b"".join(parts)
+
+
 def load_text(path=""):
-    """The bytes of a text file, or by default the help text that ships with every Python."""
+    """The bytes of a text file; by default the help text that ships with every Python, and
+    with path 'stdlib' the standard library's sources (a file of that name: ./stdlib)."""
     if not path:
         from pydoc_data.topics import topics  # ~465 KB of English docs: always there, no download
         return "".join(topics[k] for k in sorted(topics)).encode("utf-8")
+    if path == "stdlib":  # 25x the help text: a paper-scale model passes over it a few times
+        return stdlib_text()
     if not os.path.isfile(path):
         raise UsageError(f"lm: data file not found: {path}")
     with open(path, "rb") as f:

@@ -1068,6 +1068,147 @@ def test_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys, content):
     assert str(path) in line
 
 
+# -----------------------------------------------------------------------------
+# Stopping rule, resumable runs, every row learns
+
+
+def same_run(a, b):
+    """Two records describe the same training: learning curve and final metrics bit for bit,
+    the timings (train_s) aside."""
+    drop = lambda h: {k: v for k, v in h.items() if k != "train_s"}  # noqa: E731
+    return [drop(h) for h in a["history"]] == [drop(h) for h in b["history"]] \
+        and drop(a["final"]) == drop(b["final"]) and a["stop"] == b["stop"]
+
+
+RESUME_RUN = ["--task", "add", "--task_size", "2", "--variant", "frozen_qk", "--steps", "120",
+              "--eval_interval", "30", "--log_interval", "10", "--seed", "3", "--resample"]
+
+
+def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupted_record(tmp_path):
+    """SIGTERM to a training process: it saves its whole state, says in one line how to go on,
+    exits 143 and writes no record. The same command then continues from that state and writes
+    the record an uninterrupted run writes (same curve, same final metrics, bit for bit), and
+    deletes the saved state. Real processes and a real signal, one thread each."""
+    out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
+    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py")] + BASE_FLAGS + RESUME_RUN
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = lambda *extra: subprocess.run(cmd + ["--out", str(out), *extra], env=env, cwd=HERE,  # noqa: E731
+                                        capture_output=True, text=True, timeout=120)
+    assert run("--tag", "whole").returncode == 0
+    killed = subprocess.Popen(cmd + ["--out", str(out), "--tag", "cut", "--resume", str(state)],
+                              env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in killed.stdout:  # kill it between two evaluations, mid-training
+        if line.startswith("step    40 | loss"):
+            killed.send_signal(15)
+            break
+    _, err = killed.communicate(timeout=60)
+    assert killed.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "SIGTERM at step" in err and "the same command continues it" in err
+    assert state.exists() and len(out.read_text().splitlines()) == 1  # no record for the cut run
+    resumed = run("--tag", "cut", "--resume", str(state))
+    assert resumed.returncode == 0 and "resumed from" in resumed.stdout
+    whole, cut = [json.loads(line) for line in out.read_text().splitlines()]
+    assert 40 <= cut["resumed_at"][0] < 60 and same_run(whole, cut)  # between two evaluations
+    assert not state.exists()
+
+
+def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkeypatch):
+    """A run that dies without a chance to save (SIGKILL, a crash) resumes from the state saved
+    at its last evaluation, and still ends exactly where an uninterrupted run ends; so does a
+    run whose --unfreeze_at falls before the break (its optimizer then has more groups)."""
+    for extra in ([], ["--unfreeze_at", "45"]):
+        out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
+        out.unlink(missing_ok=True)
+        whole = mixit.run(run_config(out, *RESUME_RUN, *extra))
+        real_step, calls = mixit.train_step, []
+
+        def dies_at_step_70(*args):
+            calls.append(1)
+            if len(calls) > 70:
+                raise RuntimeError("killed")
+            return real_step(*args)
+        monkeypatch.setattr(mixit, "train_step", dies_at_step_70)
+        with pytest.raises(RuntimeError):
+            mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
+        monkeypatch.setattr(mixit, "train_step", real_step)
+        assert torch.load(state, weights_only=True)["step"] == 60  # the last evaluation's
+        cut = mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
+        assert cut["resumed_at"] == [60] and same_run(whole, cut)
+        assert len(out.read_text().splitlines()) == 2 and not state.exists()
+
+
+def test_resume_refuses_the_state_of_another_run(tmp_path, capsys):
+    """A saved state continues only the run that saved it: another --lr is a one-line error."""
+    state = tmp_path / "state.pt"
+    cfg = run_config("", *RESUME_RUN, "--steps", "60", "--resume", str(state))
+    _, model, _, _, _ = mixit.build(cfg, verbose=False)
+    mixit.save_checkpoint(str(state), model, cfg, step=30, gens=[torch.Generator().get_state()])
+    line = assert_usage_error(SAFE + RESUME_RUN + ["--steps", "60", "--resume", str(state),
+                                                   "--lr", "0.5", "--out", ""], capsys)
+    assert "--lr" in line and state.exists()
+
+
+def test_stopping_rule_stops_at_the_target_or_on_a_plateau_and_never_by_default():
+    """--stop_acc stops at the first evaluation that reaches it; --patience K once the last K
+    steps gained at most --min_delta (accuracy; lm: validation loss), not before --min_steps;
+    with neither, nothing stops a run early."""
+    curve = lambda *accs, loss=None: [{"step": 100 * i, "acc": a, "loss": (loss or [0] * len(accs))[i]}  # noqa: E731
+                                      for i, a in enumerate(accs)]
+    add, lm = SimpleTask("add"), SimpleTask("lm")
+    cfg = lambda *f: make_config("--task", "add", *f)  # noqa: E731
+    assert mixit.stop_reason(cfg(), curve(0.1, 1.0, 1.0), add) is None
+    assert "stop_acc" in mixit.stop_reason(cfg("--stop_acc", "0.9"), curve(0.1, 0.95), add)
+    assert mixit.stop_reason(cfg("--stop_acc", "0.9"), curve(0.1, 0.85), add) is None
+    flat = cfg("--patience", "200", "--min_delta", "0.01")
+    assert mixit.stop_reason(flat, curve(0.1, 0.5, 0.505, 0.508), add)  # +0.008 in 200 steps
+    assert mixit.stop_reason(flat, curve(0.1, 0.5, 0.505, 0.52), add) is None
+    assert mixit.stop_reason(cfg("--patience", "200", "--min_delta", "0.01", "--min_steps", "400"),
+                             curve(0.1, 0.5, 0.505, 0.508), add) is None
+    overfits = curve(0, 0, 0, 0, loss=[5.0, 2.0, 2.1, 2.3])  # lm: its best loss was 200 steps ago
+    assert "validation loss" in mixit.stop_reason(cfg("--patience", "200"), overfits, lm)
+    assert mixit.stop_reason(cfg("--patience", "300"), overfits, lm) is None
+
+
+class SimpleTask:
+    def __init__(self, name):
+        self.name = name
+
+
+def test_a_stopped_run_records_why_and_when(tmp_path):
+    """A run that reaches --stop_acc ends there: its record's last evaluation is that step, its
+    steps are the steps it trained, and "stop" says why; a run without the rule says it ran to
+    --steps."""
+    out = tmp_path / "runs.jsonl"
+    rec = mixit.run(run_config(out, "--steps", "400", "--batch_size", "128", "--lr", "1e-2",
+                               "--warmup", "20", "--eval_interval", "50", "--stop_acc", "0.6"))
+    assert rec["stop"]["step"] == rec["steps"] == rec["history"][-1]["step"] < 400
+    assert "stop_acc" in rec["stop"]["reason"] and rec["final"]["acc"] >= 0.6
+    assert all(h["acc"] < 0.6 for h in rec["history"][:-1])
+    assert mixit.run(run_config(out, "--steps", "4"))["stop"] == {"reason": "reached --steps", "step": 4}
+
+
+@pytest.mark.parametrize("name", [n for n in tasks.TASKS if n not in ("modadd", "memorize", "lm")])
+def test_resample_fills_every_row_from_the_training_side(name):
+    """--resample: a batch has B rows, none on the test side of the split (so no test sequence
+    is ever trained on) and every row has its scored positions; without it about a fifth of the
+    rows are on the test side and carry no loss."""
+    task = tasks.make_task(name, SMALL_SIZES[name], "cpu", 12345, 32)
+    x, y, mask = task.get_batch(512, torch.Generator().manual_seed(0), resample=True)
+    assert x.size(0) == 512 and not tasks.on_test_side(x).any() and mask.any(1).all()
+    x, y, mask = task.get_batch(512, torch.Generator().manual_seed(0))
+    assert 0.05 < tasks.on_test_side(x).float().mean() < 0.5 and not mask[tasks.on_test_side(x)].any()
+
+
+def test_stdlib_corpus_is_pythons_own_sources_in_a_fixed_order():
+    """--data stdlib: the standard library's .py sources, many times the default help text,
+    the same bytes on every call."""
+    text = tasks.load_text("stdlib")
+    assert len(text) > 10 * len(tasks.load_text()) and b"def " in text
+    assert tasks.load_text("stdlib") == text
+
+
+
 def test_qk_init_std_changes_only_the_query_and_key_weights():
     """--qk_init_std redraws W_Q, W_K at that scale; every other weight is bit-identical to the
     default model of the same seed (the knob must not shift the random stream of the rest)."""

@@ -738,7 +738,7 @@ class Config:
     beta2: float = _f(0.999, "AdamW beta2")
     grad_clip: float = _f(1.0, "clip the gradient norm to this (0: off)")
     resample: bool = _f(False, "draw training rows from the training side only (redraw the test "
-                               "side's ~20% instead of masking them): every row of a batch learns")
+                               "side's fifth instead of masking it): every row of a batch learns")
     seed: int = _f(0, "seed for the model init, the MixiT matrices and the training batches")
     data_seed: int = _f(12345, "seed of the task's fixed test set (and of memorize's table)")
     # evaluation and output

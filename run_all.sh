@@ -14,19 +14,28 @@
 #                             variant can hold (n = 128 at width 16, 6000 steps), and depth where
 #                             Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT;
 #                             3 seeds
+#   --list                    print the queue (what is left to run, in order) and exit
 #   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
 #                             (bench.py's cost model), the total at PER_GPU packing; runs nothing
 #   --paper-smoke             every paper-scale run at its true size for 2 steps on this machine,
 #                             into results/paper-smoke.jsonl, then the report: catches shape,
 #                             memory and configuration errors before any GPU time is spent
+#   --minutes M               stop within M minutes (a GPU lent in 10-minute calls: --minutes 9):
+#                             no cell starts that the --plan model says would not finish (a cell
+#                             longer than M goes in pieces, each started with half of M left),
+#                             running cells get SIGTERM 30 s before the end and save their state;
+#                             the next call resumes them
 #
 # ONLY='t1/|t3/' bash run_all.sh runs only the runs whose tag matches (a GPU lent in short calls).
 # CPU_DTYPE=bfloat16 bash run_all.sh --quick runs the quick list in bf16 autocast instead of fp32,
 # into results/quick-bfloat16.jsonl; report.py then checks it against the fp32 tables.
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
-# A cell whose record already exists is skipped, so an interrupted sweep resumes where it
-# stopped, and `--seeds 3` after `--seeds 1` runs only seeds 1 and 2. Runs go in parallel: one
+# A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
+# interrupted sweep resumes where it stopped, and `--seeds 3` after `--seeds 1` runs only seeds 1
+# and 2. Each run saves its state at every evaluation and on SIGTERM under results/ckpt/<scale>/
+# (not in git), so a half-finished cell continues where it stopped. The queue runs the claims'
+# cells first (seed 0), then the other seeds, then the studies (bench.py --todo). Runs go in parallel: one
 # per GPU (each sees only its own), or on a CPU one per core with one thread each. At the end
 # report.py renders the tables (results/tables_<scale>.md) and draws the figures into plots/.
 set -euo pipefail
@@ -37,8 +46,10 @@ SCALE=paper
 SMOKE=""
 N_SEEDS=""
 N_SEEDS_GIVEN=""
-usage() { echo "usage: bash run_all.sh [--quick | --smoke | --plan | --paper-smoke] [--seeds N] [--studies] [--claims]" >&2; exit 2; }
+usage() { echo "usage: bash run_all.sh [--quick | --smoke | --plan | --paper-smoke] [--seeds N] [--studies] [--claims] [--minutes M]" >&2; exit 2; }
+MINUTES=""
 PLAN=""
+LIST=""
 STUDIES=""
 CLAIMS=""
 while [ $# -gt 0 ]; do
@@ -46,10 +57,12 @@ while [ $# -gt 0 ]; do
     --quick) SCALE=quick ;;
     --smoke) SCALE=smoke; SMOKE="--steps 20 --eval_interval 10" ;;
     --plan) PLAN=1 ;;
+    --list) LIST=1 ;;
     --studies) STUDIES=1 ;;
     --claims) CLAIMS=1 ;;
     --paper-smoke) SCALE=paper-smoke; SMOKE="--steps 2 --eval_interval 1 --eval_size 64 --warmup 1" ;;
     --seeds) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage; N_SEEDS=$2; N_SEEDS_GIVEN=$2; shift ;;
+    --minutes) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage; MINUTES=$2; shift ;;
     *) usage ;;
   esac
   shift
@@ -58,9 +71,8 @@ CPU_DTYPE=${CPU_DTYPE:-float32}
 NAME=$SCALE  # the results file's name: quick, paper, ..., or quick-bfloat16
 [ $SCALE = quick ] && [ "$CPU_DTYPE" != float32 ] && NAME=$SCALE-$CPU_DTYPE
 OUT=results/$NAME.jsonl
-[ -n "$PLAN" ] && OUT=$(mktemp)  # the plan lists every run, done or not
 LOGS=results/logs/$NAME  # one folder per results file: they share their tags
-mkdir -p "$LOGS" results/ckpt plots
+mkdir -p "$LOGS" results/ckpt/$NAME plots
 touch "$OUT"
 
 # runs go round-robin over the GPUS GPUs; PER_GPU=2 (env) puts two small runs on each GPU at once
@@ -136,10 +148,10 @@ variant_args() {  # the extra row frozen_qk_ref: Frozen-QK at the reference code
   esac
 }
 JOBLIST=$(mktemp)
-trap 'rm -f "$JOBLIST"' EXIT
-cell() {  # cell TAG ARGS...: queue a run unless results already hold a record with this tag
+trap 'rm -f "$JOBLIST" "$JOBLIST.est"' EXIT
+cell() {  # cell TAG ARGS...: list a run (bench.py --todo drops those already done)
   local tag=$1; shift
-  grep -q "\"tag\": \"$tag\"" "$OUT" || echo "$tag $*${DTYPE:+ $DTYPE}${SMOKE:+ $SMOKE}" >>"$JOBLIST"
+  echo "$tag $*${DTYPE:+ $DTYPE}${SMOKE:+ $SMOKE}" >>"$JOBLIST"
 }
 for seed in $SEEDS; do
   # Table 6 first: its deep runs are the longest, and long runs first let the slots finish together.
@@ -282,11 +294,14 @@ if [ $SCALE != paper-smoke ]; then
   for seed in $SEEDS; do cell "t7/bench/s$seed" $BENCH --bench --seed $seed; done
 fi
 
-if [ -n "$PLAN" ]; then
-  PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST"
-  rm -f "$OUT"
+if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes where it ran
+  PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST" "$OUT"
   exit 0
 fi
+# what is left to run, claims first; with --minutes also each run's estimated minutes
+$PYTHON bench.py --todo "$JOBLIST" "$OUT" ${MINUTES:+"$JOBLIST.est"} >"$JOBLIST.todo"
+mv "$JOBLIST.todo" "$JOBLIST"
+[ -n "$LIST" ] && { cat "$JOBLIST"; exit 0; }  # --list: the queue, in order, and nothing else
 
 # ONLY=REGEX (env) keeps the runs whose tag matches, e.g. ONLY='t1/|t3/' runs two tables' runs: a
 # GPU lent by the call (at most 10 minutes each) then takes the list in parts that each finish
@@ -300,7 +315,9 @@ fi
 n=$(wc -l <"$JOBLIST")
 echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in $LOGS/"
 start=$(date +%s)
-export OUT THREADS GPUS LOGS PYTHON LAUNCH
+# --minutes: the cells get SIGTERM 30 s before the end (they save their state), then the report
+STOP_AT=""; [ -n "$MINUTES" ] && STOP_AT=$((start + MINUTES * 60 - 30)) && BUDGET=$((MINUTES * 60 - 30))
+export OUT THREADS GPUS LOGS PYTHON LAUNCH STOP_AT BUDGET JOBLIST NAME
 # the benchmarks (the last lines) run alone, so that other runs do not disturb their timings; with
 # several GPUs, the paper-scale language models run first, one at a time, each across every GPU
 # (torchrun: DistributedDataParallel, the batch split over the GPUs)
@@ -313,12 +330,25 @@ grep -v '^t7/bench' "$JOBLIST" | grep -v -x -F -f "$JOBLIST.ddp" >"$JOBLIST.runs
 grep '^t7/bench' "$JOBLIST" >"$JOBLIST.bench" || true
 run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit.py)
   local tag=$1; shift
-  local log="$LOGS/${tag//\//_}.log"
+  local log="$LOGS/${tag//\//_}.log" state="results/ckpt/$NAME/${tag//\//_}.pt" limit=() rc=0
   local gpus=$(( ${SLOT:-0} % GPUS ))
   [ "$LAUNCH" != mixit.py ] && gpus=$(seq -s, 0 $((GPUS - 1)))
-  if CUDA_VISIBLE_DEVICES=$gpus OMP_NUM_THREADS=$THREADS \
-     $PYTHON $LAUNCH "$@" --tag "$tag" --out "$OUT" --examples 0 --log_interval 250 >"$log" 2>&1; then
+  if [ -n "$STOP_AT" ]; then  # --minutes: start only what fits; stop it in time to save its state
+    local left=$((STOP_AT - $(date +%s))) need
+    need=$(awk -v t="$tag" '$1 == t {print int($2 * 60 + 0.5)}' "$JOBLIST.est"); need=${need:-0}
+    [ -f "$state" ] && need=60  # a half-finished cell goes on from its last evaluation
+    if [ "$left" -lt 60 ] || { [ "$need" -gt "$left" ] && { [ "$need" -le "$BUDGET" ] || [ $((2 * left)) -lt "$BUDGET" ]; }; }; then
+      echo "  later  $tag  (about $(( (need + 59) / 60 )) min, $((left / 60)) min left)"; return 0
+    fi
+    limit=(timeout -k 60 "$left")
+  fi
+  [[ " $* " == *" --bench "* ]] || set -- "$@" --resume "$state"
+  CUDA_VISIBLE_DEVICES=$gpus OMP_NUM_THREADS=$THREADS "${limit[@]}" \
+    $PYTHON $LAUNCH "$@" --tag "$tag" --out "$OUT" --examples 0 --log_interval 250 >"$log" 2>&1 || rc=$?
+  if [ $rc = 0 ]; then
     echo "  done   $tag  ($(grep -o 'final test accuracy [0-9.]*' "$log" || echo benchmark))"
+  elif [ -f "$state" ] && [ $rc = 124 -o $rc = 143 -o $rc = 130 ]; then
+    echo "  paused $tag  (its state is in $state: the next call resumes it)"
   else
     echo "  FAILED $tag  (see $log)"
   fi
@@ -332,7 +362,7 @@ fi
 xargs -r -a "$JOBLIST.runs" -P "$JOBS" -L 1 --process-slot-var=SLOT bash -c 'run_one "$@"' _ || true
 THREADS=$($PYTHON -c "import os; print(os.cpu_count())") \
   xargs -r -a "$JOBLIST.bench" -L 1 bash -c 'run_one "$@"' _ || true
-rm -f "$JOBLIST.runs" "$JOBLIST.bench" "$JOBLIST.ddp"
+rm -f "$JOBLIST.runs" "$JOBLIST.bench" "$JOBLIST.ddp" "$JOBLIST.est"
 echo "run_all ($SCALE): runs took $(( $(date +%s) - start ))s"
 
 $PYTHON report.py --scale "$SCALE"

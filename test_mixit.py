@@ -1588,6 +1588,40 @@ def test_plan_costs_each_run_by_its_flops_and_the_measured_floor(tmp_path, capsy
     assert "b/huge/s0" in capsys.readouterr().out
 
 
+def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(tmp_path):
+    """bench.todo (run_all.sh's queue): seed 0 of the claims' cells first, then the other seeds,
+    then the studies, in list order within each; a cell whose latest record ran its recipe is
+    dropped, one whose recipe changed since (another --lr) stays; a benchmark with a record is
+    done. The estimates file has one 'tag minutes' line per run left."""
+    import bench
+    jobs, records, est = tmp_path / "jobs.txt", tmp_path / "runs.jsonl", tmp_path / "est.txt"
+    run = "--task add --task_size 3 --n_embd 32 --steps 100"
+    jobs.write_text("".join(f"{tag} {run}{extra}\n" for tag, extra in [
+        ("t9/add/x/s0", ""), ("t1/add/a/s1", ""), ("t1/add/a/s0", ""), ("t3/add/done/s0", ""),
+        ("t3/add/changed/s0", " --lr 1e-3"), ("t7/bench/s0", " --bench"), ("t3/add/b/s0", "")]))
+    cfg = lambda *f: dataclasses.asdict(mixit.resolve_config(mixit.parse_args(run.split() + list(f))))  # noqa: E731
+    records.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"config": {**cfg(), "tag": "t3/add/done/s0"}, "history": []},
+        {"config": {**cfg(), "tag": "t3/add/changed/s0"}, "history": []},
+        {"config": {**cfg(), "tag": "t7/bench/s0"}, "bench": []}]))
+    order = [line.split()[0] for line in bench.todo(str(jobs), str(records), str(est))]
+    assert order == ["t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0", "t1/add/a/s1", "t9/add/x/s0"]
+    assert [line.split()[0] for line in est.read_text().splitlines()] == \
+        ["t9/add/x/s0", "t1/add/a/s1", "t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0"]
+
+
+def test_report_reads_a_rerun_cell_from_its_latest_record_and_keeps_every_benchmark(tmp_path):
+    """A cell rerun with a new recipe has two records of one tag: the tables read the later one.
+    Benchmarks (one per machine) all stay."""
+    import report
+    path = tmp_path / "runs.jsonl"
+    rec = lambda tag, **kw: json.dumps({"config": {"tag": tag}, **kw}) + "\n"  # noqa: E731
+    path.write_text(rec("t1/a/s0", history=[], final={"acc": 0.1}) + rec("t7/bench/s0", bench=[])
+                    + rec("t1/a/s0", history=[], final={"acc": 0.9}) + rec("t7/bench/s0", bench=[]))
+    cells = report.load(str(path))
+    assert [r["final"]["acc"] for r in cells["t1/a"]] == [0.9] and len(cells["t7/bench"]) == 2
+
+
 def test_torchrun_trains_lm_on_two_cpu_processes_with_identical_replicas(tmp_path):
     """`torchrun --nproc_per_node=2 mixit.py --task lm` on the CPU (gloo): the run finishes,
     rank 0 alone writes exactly one record and the checkpoint, and both ranks end with the same

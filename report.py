@@ -7,7 +7,8 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
 Nothing here is typed by hand: every number comes from a record (mean +- std over seeds, n = the
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
 table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
-results/FINDINGS.md between `<!-- <scale>-tables -->` markers, and saves PNGs into plots/.
+results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
+`<!-- <scale>-tables -->` markers), and saves PNGs into plots/.
 """
 
 import argparse
@@ -596,7 +597,7 @@ def render(cells, scale):
                    "steps (Table 5's curves climb after step 3000) and on "
                    f"dyck-{size_of(cells, 'c3/dyck/')} for {steps('c3/dyck/mixit-heads64')} steps "
                    "(the paper's MixiT has 32-256 heads), Table 1's and 3's unstable cells (copy, "
-                   "induction, modadd) at 3x their steps, and memorization of a table too "
+                   "induction, modadd) given more steps, and memorization of a table too "
                    f"large for any variant to hold (n={size_of(cells, 'c4/')}, width "
                    f"{width('c4/memorize/standard')}, {steps('c4/memorize/standard')} steps): test "
                    "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before "
@@ -607,7 +608,7 @@ def render(cells, scale):
                     for r in cells.get(cell, [])]
         rows = [[NAMES[v] + " (hop)", stat(final(cells, f"c2/hop/{v}"), 100), "–",
                  stat(before_end(f"c2/hop/{v}"), 100)] for v in c2]
-        # Table 1's and 3's unstable cells at 3x their steps (claims 1-3 read these)
+        # Table 1's and 3's unstable cells given more steps (claims 1-3 read these)
         rows += [[f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)",
                   stat(final(cells, c), 100), "–", stat(before_end(c), 100)]
                  for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
@@ -1094,15 +1095,17 @@ def efficiency():
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
 # (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both); KEY a number of the
-# record's `final` or of the record itself (acc, loss, bits_per_param, token_cov, wall_s, ...),
-# `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the accuracy
-# at that evaluation) or `speedup:VARIANT` (a benchmark's % more samples/s than Standard); FORMAT
-# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
+# record's `final`, of the record itself or of its config (acc, loss, bits_per_param, wall_s,
+# steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes` (their summed wall time),
+# `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or
+# more), `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
+# `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT is pm (mean ± std, the
+# default), mean, seeds (each run's value) or range, with `:DIGITS`.
 UNFOUND = []  # the marked numbers that no record gives
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
 DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
-          "minutes": 0, "runs": 0}
+          "minutes": 0, "runs": 0, "steps": 0, "ms": 0, "samples": 0, "reached": 0, "mixit_mult": 2}
 
 
 def number(spec, records_of):
@@ -1124,18 +1127,26 @@ def number(spec, records_of):
     base, _, at = key.partition("@")
     values = []
     for r in runs:
-        if base.startswith("speedup:"):
-            values += speedups([r], base.split(":")[1])
+        kind, _, arg = base.partition(":")
+        if kind == "speedup":
+            values += speedups([r], arg)
+        elif kind in ("ms", "samples"):
+            values += [x["ms_per_step" if kind == "ms" else "samples_per_s"]
+                       for x in r["bench"] if x["variant"] == arg]
+        elif kind == "reached":
+            values += [next((h["step"] for h in r["history"] if h.get("acc", 0) >= float(arg) / 100),
+                            math.nan)]
         elif at:
             values += [h[base] for h in r["history"] if h["step"] == int(at)]
         else:
-            values += [v for v in (r.get("final", {}).get(base, r.get(base)),) if v is not None]
+            values += [v for v in (r.get("final", {}).get(base, r.get(base, r["config"].get(base))),)
+                       if v is not None]
     if not values:
         raise ValueError(f"'{spec}': the matching records have no {key}")
     scale = 100 if base in PERCENT else 1
-    d = int(digits) if digits else DIGITS.get(base, 1)
+    d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
     values = [scale * v for v in values]
-    show = lambda v: f"{v:.{d}f}"  # noqa: E731
+    show = lambda v: "not reached" if math.isnan(v) else f"{v:.{d}f}"  # noqa: E731
     if fmt == "seeds":
         return ", ".join(map(show, values))
     if fmt == "range":
@@ -1167,12 +1178,27 @@ def fill_numbers(doc, path):
     return NUMBER.sub(one, doc)
 
 
+FILLED = set()  # the block markers that render_all filled: --check flags any other
+
+
 def between(doc, marker, text):
     """doc with what lies between its two `marker` lines replaced (if it has exactly two)."""
     if doc.count(marker) != 2:
         return doc
+    FILLED.add(marker)
     a, _, b = doc.split(marker)
     return a + marker + "\n" + text + "\n" + marker + b
+
+
+def pieces(md):
+    """The rendered tables one by one, by their bold title: {"Table 1": "**Table 1. ...", ...}.
+    FINDINGS puts each where its claim is discussed, between `<!-- quick: Table 1 -->` lines."""
+    out = {}
+    for piece in re.split(r"\n\n(?=\*\*)", md):
+        m = re.match(r"\*\*(.+?)[.?*]", piece)
+        if m:
+            out[m.group(1)] = piece.strip()
+    return out
 
 
 def render_all(scale, draw=True):
@@ -1214,6 +1240,8 @@ def render_all(scale, draw=True):
             doc = open(path).read()
             for block, text in blocks.items():
                 doc = between(doc, f"<!-- {scale}-{block} -->", text)
+            for title, text in pieces(claims + "\n\n" + md).items():  # one table where the text needs it
+                doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
     return out
 
@@ -1230,6 +1258,10 @@ def check():
                 stale.append(f"{path} ({scale}): differs from the records; first change:\n"
                              + (diff[0] if diff else "    (lines added or removed)"))
     stale += UNFOUND
+    for path in ("README.md", FINDINGS):  # a block whose marker nothing renders stays empty
+        for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
+            if marker not in FILLED:
+                stale.append(f"{path}: no table or block is rendered between '{marker}' markers")
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"

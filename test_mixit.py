@@ -1453,19 +1453,26 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
     os.makedirs("results")
     with open("results/quick.jsonl", "w") as f:
         for i, a in enumerate((0.5, 0.7)):
-            f.write(json.dumps({"config": {"tag": f"t1/copy/mixit/s{i}"}, "wall_s": 90,
+            f.write(json.dumps({"config": {"tag": f"t1/copy/mixit/s{i}", "steps": 400}, "wall_s": 90,
                                 "final": {"acc": a, "loss": 1.23456},
-                                "history": [{"step": 200, "acc": a / 2}]}) + "\n")
+                                "history": [{"step": 200, "acc": a / 2}, {"step": 400, "acc": a}]}) + "\n")
         f.write(json.dumps({"config": {"tag": "t3/add/mixit/s0"}, "final": {"acc": 0.9}}) + "\n")
+        f.write(json.dumps({"config": {"tag": "t7/bench/s0"}, "bench": [
+            {"variant": "standard", "ms_per_step": 200.0, "samples_per_s": 100.0},
+            {"variant": "mixit", "ms_per_step": 160.0, "samples_per_s": 125.0}]}) + "\n")
     m = lambda spec, old="?": f"<!--= {spec} -->{old}<!--/-->"  # noqa: E731
     doc = " | ".join([m("quick t1/copy/mixit acc", "99.9 ± 0.1"), m("quick t1/copy/mixit acc mean:0"),
                       m("quick t1/copy/mixit acc seeds"), m("quick t1/copy/mixit acc range"),
                       m("quick t1/copy/mixit loss"), m("quick t1/* runs"), m("quick t1/* minutes"),
-                      m("quick t1/copy/mixit/s1 acc@200"), m("quick t1/copy/mixit,t3/add/mixit acc mean")])
+                      m("quick t1/copy/mixit/s1 acc@200"), m("quick t1/copy/mixit,t3/add/mixit acc mean"),
+                      m("quick t1/copy/mixit steps range"), m("quick t1/copy/mixit reached:60 seeds"),
+                      m("quick t7/bench speedup:mixit"), m("quick t7/bench ms:mixit"),
+                      m("quick t7/bench samples:standard")])
     report.UNFOUND.clear()
     out = report.fill_numbers(doc, "README.md")
     assert [x.group(2) for x in report.NUMBER.finditer(out)] == [
-        "60.0 ± 14.1", "60", "50.0, 70.0", "50.0-70.0", "1.235 ± 0.000", "2", "3", "35.0", "70.0"]
+        "60.0 ± 14.1", "60", "50.0, 70.0", "50.0-70.0", "1.235 ± 0.000", "2", "3", "35.0", "70.0",
+        "400", "not reached, 400", "25.0", "160", "100"]
     assert report.fill_numbers(out, "README.md") == out and not report.UNFOUND
     gone = report.fill_numbers(m("quick t9/none acc", "42"), "README.md")
     assert gone == m("quick t9/none acc", "42") and "no record" in report.UNFOUND[-1]
@@ -1486,6 +1493,8 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
     with open("README.md", "w") as f:
         f.write("MixiT adds <!--= quick t3/add/mixit acc -->95.0<!--/-->% (stale).\n"
                 "<!-- quick-summary -->\n<!-- quick-summary -->\n")
+    with open("results/FINDINGS.md", "w") as f:  # one table placed where the text needs it
+        f.write("## Claim 3\n<!-- quick: Table 3 -->\n<!-- quick: Table 3 -->\nMixiT adds.\n")
     for scale in ("quick", "paper"):
         for path, text in report.render_all(scale, draw=False).items():
             if path.startswith("results/"):
@@ -1497,6 +1506,9 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
             with open(path, "w") as f:
                 f.write(text)
     assert "MixiT adds <!--= quick t3/add/mixit acc -->90.0<!--/-->%" in open("README.md").read()
+    placed = open("results/FINDINGS.md").read()
+    assert placed.startswith("## Claim 3\n<!-- quick: Table 3 -->\n**Table 3.") and "| MixiT | 90.0 (n=1)" in placed
+    assert placed.endswith("<!-- quick: Table 3 -->\nMixiT adds.\n") and "**Table 1." not in placed
     assert report.check()
 
 

@@ -86,23 +86,24 @@ class CausalSelfAttention(nn.Module):
         self.register_buffer("sin", sin, persistent=False)
 
     def forward(self, x, return_att=False, keep=None):
-        """keep (B, T) bool: the real tokens (bidirectional only); no query attends to a pad."""
+        """keep (B, T) bool: the real tokens, where the input has pads (classify)."""
         B, T, C = x.size()
         q, k, v = [p(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
                    for p in (self.q_proj, self.k_proj, self.v_proj)]
         if self.rope:
             q, k = apply_rotary(q, self.cos[:T], self.sin[:T]), apply_rotary(k, self.cos[:T], self.sin[:T])
+        seen = torch.ones(T, T, dtype=torch.bool, device=x.device)  # may query i see key j?
+        seen = seen.tril() if self.causal else seen
+        if keep is not None:  # no token sees a pad but the pad itself (a row needs one key)
+            seen = seen & (keep[:, None, None, :] | torch.eye(T, dtype=torch.bool, device=x.device))
         if return_att:  # the explicit attention matrix, for the attention-map figures
             att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, T)
-            seen = torch.ones(T, T, dtype=torch.bool, device=x.device)  # may query i see key j?
-            seen = seen.tril() if self.causal else seen
-            seen = seen if keep is None else seen & keep[:, None, None, :]  # (B, 1, T, T)
             att = att.masked_fill(~seen, float("-inf")).softmax(-1)
             y = att @ v
-        else:
+        else:  # fused kernel; with pads it takes the mask seen (B, 1, T, T)
             att = None
-            mask = None if keep is None else keep[:, None, None, :]  # (B, 1, 1, T): the keys
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=self.causal)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if keep is None else seen,
+                                               is_causal=self.causal and keep is None)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, H, T, hd) -> (B, T, C)
         return self.o_proj(y), att
 
@@ -151,9 +152,9 @@ class MixingAttention(nn.Module):
                                                   gen, cfg.mixit_sink, cfg.causal))  # (H, T, T)
 
     def forward(self, x, return_att=False, keep=None):
-        """keep (B, T) bool: the real tokens (bidirectional only). A pad's value is zeroed, so
-        pads never reach a real token; a real token's row then sums to 1 minus the weight the
-        fixed A puts on the pad positions (the reference mixes its pads in instead)."""
+        """keep (B, T) bool: the real tokens, where the input has pads (classify). A pad's value
+        is zeroed, so pads never reach a real token, as in the softmax variants; a real token's
+        row then sums to 1 minus A's weight on the pads (the reference mixes its pads in)."""
         B, T, C = x.size()
         v = self.mult * self.v_proj(x)  # (B, T, C); mult: see --mixit_mult
         v = v if keep is None else v * keep[:, :, None]
@@ -206,7 +207,7 @@ class Block(nn.Module):
 class GPT(nn.Module):
     """Token ids (B, T) -> logits (B, T, n_out). n_out is the vocabulary, or for classify the
     number of classes (its loss reads one position, the last real token: tasks.make_classify).
-    pad_id: with --causal false, tokens of this id are invisible to every other token."""
+    pad_id: tokens of this id are invisible to every other token (classify's padding)."""
 
     def __init__(self, cfg, vocab_size, n_out=None, pad_id=None):
         super().__init__()
@@ -236,8 +237,7 @@ class GPT(nn.Module):
         x = self.wte(idx)  # (B, T, C)
         if self.wpe is not None:
             x = x + self.wpe(torch.arange(T, device=idx.device))
-        # the real tokens, where pads could otherwise be seen (a causal model's pads come last)
-        keep = None if self.cfg.causal or self.pad_id is None else idx != self.pad_id  # (B, T)
+        keep = None if self.pad_id is None else idx != self.pad_id  # (B, T): the real tokens
         hidden, atts = [], []
         for block in self.blocks:
             x, att = block(x, return_hidden, keep)

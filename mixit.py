@@ -11,6 +11,7 @@ init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memor
     python mixit.py --variant mixit --task copy         # same budget: fails, it cannot retrieve
     python mixit.py --variant mixit --task modadd --task_size 59   # but it adds mod p: 100%
     python mixit.py --task needle --qk_init_std 0.02    # the reference's init: frozen Q, K fail
+    python mixit.py --task classify --data train.csv --variant mixit   # Yelp-style reviews
     python mixit.py --help                              # every flag, with its meaning
 
 Sections: model (the MixiT attention is `MixingAttention`) | freezing | training | evaluation |
@@ -68,8 +69,9 @@ def apply_rotary(x, cos, sin):
 
 
 class CausalSelfAttention(nn.Module):
-    """Standard attention: softmax(Q K^T / sqrt(d_head)) V with RoPE, causal. Used by standard,
-    frozen_qk (q_proj and k_proj stay at their random init), frozen_mlp and random."""
+    """Standard attention: softmax(Q K^T / sqrt(d_head)) V with RoPE, causal (or bidirectional:
+    --causal false). Used by standard, frozen_qk (q_proj and k_proj stay at their random init),
+    frozen_mlp and random."""
 
     def __init__(self, cfg):
         super().__init__()
@@ -79,45 +81,55 @@ class CausalSelfAttention(nn.Module):
         self.v_proj = nn.Linear(C, C)
         self.o_proj = nn.Linear(C, C)
         self.rope = cfg.positions == "rope"  # else the model adds learned positions (wpe)
+        self.causal = cfg.causal
         cos, sin = rotary_tables(cfg.block_size, C // cfg.n_head)
         self.register_buffer("cos", cos, persistent=False)  # recomputed, so not saved
         self.register_buffer("sin", sin, persistent=False)
 
-    def forward(self, x, return_att=False):
+    def forward(self, x, return_att=False, keep=None):
+        """keep (B, T) bool: the real tokens, where the input has pads (classify)."""
         B, T, C = x.size()
         q, k, v = [p(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
                    for p in (self.q_proj, self.k_proj, self.v_proj)]
         if self.rope:
             q, k = apply_rotary(q, self.cos[:T], self.sin[:T]), apply_rotary(k, self.cos[:T], self.sin[:T])
+        seen = torch.ones(T, T, dtype=torch.bool, device=x.device)  # may query i see key j?
+        seen = seen.tril() if self.causal else seen
+        if keep is not None:  # no token sees a pad but the pad itself (a row needs one key)
+            seen = seen & (keep[:, None, None, :] | torch.eye(T, dtype=torch.bool, device=x.device))
         if return_att:  # the explicit attention matrix, for the attention-map figures
             att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, T)
-            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-            att = att.masked_fill(~causal, float("-inf")).softmax(-1)
+            att = att.masked_fill(~seen, float("-inf")).softmax(-1)
             y = att @ v
-        else:
+        else:  # fused kernel; with pads it takes the mask seen (B, 1, T, T)
             att = None
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # fused kernel
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if keep is None else seen,
+                                               is_causal=self.causal and keep is None)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, H, T, hd) -> (B, T, C)
         return self.o_proj(y), att
 
 
-def mixing_matrices(n_head, T, head_dim, gen, sink=True):
+def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
     """The fixed random attention of MixiT, (n_head, T, T). For each head h (paper, Sec. 3):
 
         sigma_h ~ U[1/sqrt(T * d_head), 1/sqrt(T)]      one mixing strength per head
-        Z ~ N(0, sigma_h^2), lower-triangular           causal noise
-        Z[i, :i+1] -= mean(Z[i, :i+1])                   each row of noise sums to 0
+        Z ~ N(0, sigma_h^2), lower-triangular           causal noise (full if not causal)
+        Z[i, S_i] -= mean(Z[i, S_i])                     S_i: j <= i (causal) or every j,
         A_h = I + Z                                      so each row of A_h sums to exactly 1
 
     A is the same for every input: it mixes tokens by position only. Entries can be negative.
     With `sink`, head 0 instead averages each token with the first one (0.5 / 0.5), as the
     reference code does; its row 0 is then [1, 0, ...] so that it too sums to 1.
+    The reference's bidirectional matrix (its Yelp runs) subtracts the full row's sum divided by
+    i+1, the causal count, so its row i sums to 1 + (1 - T/(i+1)) sum_j Z_ij and its first
+    rows blow up. That is a bug, not a design: we centre over the row's own support, so every
+    row sums to 1 in both modes (the paper's Yelp MixiT numbers come from the buggy matrix).
     """
     lo, hi = 1 / math.sqrt(T * head_dim), 1 / math.sqrt(T)
     sigma = lo + (hi - lo) * torch.rand(n_head, 1, 1, generator=gen)
-    causal = torch.ones(T, T).tril()
-    Z = torch.randn(n_head, T, T, generator=gen) * sigma * causal
-    Z = (Z - Z.sum(-1, keepdim=True) / causal.sum(-1, keepdim=True)) * causal  # centre each row
+    support = torch.ones(T, T).tril() if causal else torch.ones(T, T)
+    Z = torch.randn(n_head, T, T, generator=gen) * sigma * support
+    Z = (Z - Z.sum(-1, keepdim=True) / support.sum(-1, keepdim=True)) * support  # centre rows
     A = torch.eye(T) + Z
     if sink:
         A[0] = 0.5 * torch.eye(T)
@@ -138,13 +150,17 @@ class MixingAttention(nn.Module):
         self.o_proj = nn.Linear(C, C)
         self.mult = cfg.mixit_mult
         self.register_buffer("A", mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head,
-                                                  gen, cfg.mixit_sink))  # (H, T, T)
+                                                  gen, cfg.mixit_sink, cfg.causal))  # (H, T, T)
 
-    def forward(self, x, return_att=False):
+    def forward(self, x, return_att=False, keep=None):
+        """keep (B, T) bool: the real tokens, where the input has pads (classify). A pad's value
+        is zeroed, so pads never reach a real token, as in the softmax variants; a real token's
+        row then sums to 1 minus A's weight on the pads (the reference mixes its pads in)."""
         B, T, C = x.size()
         v = self.mult * self.v_proj(x)  # (B, T, C); mult: see --mixit_mult
+        v = v if keep is None else v * keep[:, :, None]
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
-        A = self.A[:, :T, :T].to(v.dtype)  # causal, so a shorter input uses the top-left corner
+        A = self.A[:, :T, :T].to(v.dtype)  # causal: a shorter input uses the top-left corner
         y = (A @ v).transpose(1, 2).reshape(B, T, C)  # (H,T,T) @ (B,H,T,hd) -> (B, T, C)
         return self.mult * self.o_proj(y), (A.expand(B, -1, -1, -1) if return_att else None)
 
@@ -182,16 +198,21 @@ class Block(nn.Module):
         # residual x + f(x); MixiT (reference code): sqrt(1/2) x + sqrt(1/2) f(x)
         self.skip = self.res = math.sqrt(0.5) if cfg.residual == "scaled" else 1.0
 
-    def forward(self, x, return_att=False):
-        a, att = self.attn(self.norm1(x), return_att)
+    def forward(self, x, return_att=False, keep=None):
+        a, att = self.attn(self.norm1(x), return_att, keep)
         x = self.skip * x + self.res * a
         x = self.skip * x + self.res * self.mlp(self.norm2(x))
         return x, att
 
 
 class GPT(nn.Module):
-    def __init__(self, cfg, vocab_size):
+    """Token ids (B, T) -> logits (B, T, n_out). n_out is the vocabulary, or for classify the
+    number of classes (its loss reads one position, the last real token: tasks.make_classify).
+    pad_id: tokens of this id are invisible to every other token (classify's padding)."""
+
+    def __init__(self, cfg, vocab_size, n_out=None, pad_id=None):
         super().__init__()
+        self.pad_id = pad_id
         self.cfg = cfg
         self.wte = nn.Embedding(vocab_size, cfg.n_embd)
         # MixiT has no queries or keys to carry RoPE, so it learns absolute positions instead
@@ -199,7 +220,7 @@ class GPT(nn.Module):
         gen = torch.Generator().manual_seed(cfg.seed)  # the mixing matrices' own, explicit seed
         self.blocks = nn.ModuleList([Block(cfg, gen) for _ in range(cfg.n_layer)])
         self.norm_f = RMSNorm(cfg.n_embd)
-        self.lm_head = nn.Linear(cfg.n_embd, vocab_size, bias=False)  # untied from wte
+        self.lm_head = nn.Linear(cfg.n_embd, n_out or vocab_size, bias=False)  # untied from wte
         self.mult = cfg.mixit_mult if cfg.variant == "mixit" else 1.0
         for name, m in self.named_modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
@@ -217,9 +238,10 @@ class GPT(nn.Module):
         x = self.wte(idx)  # (B, T, C)
         if self.wpe is not None:
             x = x + self.wpe(torch.arange(T, device=idx.device))
+        keep = None if self.pad_id is None else idx != self.pad_id  # (B, T): the real tokens
         hidden, atts = [], []
         for block in self.blocks:
-            x, att = block(x, return_hidden)
+            x, att = block(x, return_hidden, keep)
             hidden.append(x)
             atts.append(att)
         logits = self.mult * self.lm_head(self.norm_f(x))
@@ -355,15 +377,19 @@ def build(cfg, verbose=True):
     """Config -> (task, model on its device, device, dtype, (#trainable, #frozen))."""
     device = pick_device(cfg.device)
     dtype = pick_dtype(cfg.dtype, device)
-    task = tasks.make_task(cfg.task, cfg.task_size, device, cfg.data_seed, cfg.eval_size, cfg.data)
+    task = tasks.make_task(cfg.task, cfg.task_size, device, cfg.data_seed, cfg.eval_size, cfg.data,
+                           cfg.test_data)
     cfg.task_size = task.size
     if cfg.block_size == 0:
         cfg.block_size = task.block_size
     if cfg.block_size < task.block_size:
         raise UsageError(f"task {cfg.task} needs sequences of {task.block_size} tokens, "
                          f"longer than --block_size {cfg.block_size}")
+    if not cfg.causal and cfg.block_size != task.block_size:  # (a corner of a full A is not one)
+        raise UsageError("--causal false takes sequences of exactly --block_size tokens; leave "
+                         "--block_size at 0")
     torch.manual_seed(cfg.seed)
-    model = GPT(cfg, task.vocab_size)
+    model = GPT(cfg, task.vocab_size, task.classes and len(task.classes), task.pad_id)
     n_train, n_frozen = freeze(model, frozen_parts(cfg), verbose, label=f"variant {cfg.variant}")
     model.to(device)
     if device.startswith("cuda"):
@@ -609,6 +635,12 @@ def show_examples(model, task, dtype, n):
     order = torch.cat([torch.nonzero(~right).flatten()[: n // 2], torch.nonzero(right).flatten()])
     print(f"\nexamples from the test set ({task.note}):")
     for i in order[:n].tolist():
+        if task.classes:  # classify: the text, then its class as the file writes it
+            text = " ".join(tasks.text_of(x[i]).split())  # newlines and runs of spaces: one space
+            text = repr(text if len(text) <= 80 else text[:77] + "...")
+            p, t = (task.classes[int(c[mask[i]][0])] for c in (pred[i], y[i]))
+            print(f"  {'RIGHT' if right[i] else 'WRONG'}  review {text} -> predicted {p}, true {t}")
+            continue
         shown = x[i][: int(torch.nonzero(mask[i]).min()) + 1] if task.name != "hop" else x[i]
         print(f"  {'RIGHT' if right[i] else 'WRONG'}  {task.decode(shown)[-120:]}  ->")
         print(f"         expected: {task.decode(y[i][mask[i]])[:100]}")
@@ -706,8 +738,11 @@ class Config:
                              "state, same schedule); 0 = never")
     task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
                            "0 = the task's CPU-friendly default")
-    data: str = _f("", "text file for --task lm (default: Python's own help text; 'stdlib': the "
-                       "standard library's sources, 25x larger)")
+    data: str = _f("", "lm: a text file (default: Python's own help text; 'stdlib': the standard "
+                       "library's sources, 25x larger); classify: the labelled texts, Yelp's CSV "
+                       "\"label\",\"text\" or label<TAB>text")
+    test_data: str = _f("", "classify: the test file (e.g. Yelp's test.csv); '' = hold out one "
+                            "text in five by hash")
     # model
     n_layer: int = _f(2, "number of Transformer blocks")
     n_head: int = _f(4, "attention heads per block (MixiT: random mixing matrices per block)")
@@ -716,6 +751,8 @@ class Config:
     qk_init_std: float = _f(0.0, "std of the random W_Q, W_K at init (frozen_qk keeps them "
                                  "forever); 0 = 1/sqrt(n_embd), the paper's N(0, 1/d). The "
                                  "reference code uses 0.02, as for every other weight (README)")
+    causal: bool = _f(True, "each token sees only the earlier ones; false = bidirectional (every "
+                            "variant, MixiT's A full), classify's default; only for classify, hop")
     # MixiT's block differs from Standard's in three more ways than its attention (README); each
     # is a switch, so that the attention's own effect can be measured apart from its block
     positions: str = _f("auto", "rope or learned (absolute, added to the input); auto = learned "
@@ -768,8 +805,9 @@ class Config:
 
 
 # settings that define the model and its data: a checkpoint brings these along
-ARCH_KEYS = ("task", "variant", "task_size", "data", "n_layer", "n_head", "n_embd", "block_size",
-             "positions", "mlp_act", "residual", "mixit_mult", "mixit_sink", "data_seed")
+ARCH_KEYS = ("task", "variant", "task_size", "data", "test_data", "n_layer", "n_head", "n_embd",
+             "block_size", "causal", "positions", "mlp_act", "residual", "mixit_mult", "mixit_sink",
+             "data_seed")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -851,6 +889,9 @@ def resolve_config(given):
     if cfg.positions == "rope" and (cfg.n_embd // cfg.n_head) % 2:
         raise UsageError(f"the head size n_embd/n_head = {cfg.n_embd // cfg.n_head} must be even "
                          "for rotary position embeddings")
+    if not cfg.causal and cfg.task not in ("classify", "hop"):  # hop's answer is an earlier token
+        raise UsageError(f"--causal false would show {cfg.task} the next token it must predict; "
+                         "only classify and hop can be bidirectional")
     if cfg.unfreeze_at and not 0 < cfg.unfreeze_at < cfg.steps:
         raise UsageError(f"--unfreeze_at must be between 1 and --steps - 1 ({cfg.steps - 1}), "
                          f"got {cfg.unfreeze_at}")

@@ -26,6 +26,9 @@
 #                             running cells get SIGTERM 30 s before the end and save their state;
 #                             the next call resumes them
 #
+# YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick adds the Yelp cells (y/yelp/*: Table
+# 3b, with MixiT at 4 and 64 heads): the folder holds Yelp's train.csv and test.csv (README, "Text
+# classification"); the path may not contain spaces. Without YELP the table says how to get it.
 # ONLY='t1/|t3/' bash run_all.sh runs only the runs whose tag matches (a GPU lent in short calls).
 # CPU_DTYPE=bfloat16 bash run_all.sh --quick runs the quick list in bf16 autocast instead of fp32,
 # into results/quick-bfloat16.jsonl; report.py then checks it against the fp32 tables.
@@ -111,6 +114,8 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
   RETRIEVE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
+  # Yelp: 128 bytes of each review; 2000 of the 38000 test reviews (±1 point at 90%)
+  YELP_ARGS="--n_embd 64 --n_head 4 --n_layer 2 --task_size 128 --batch_size 64 --steps 1500 --lr 1e-3 --warmup 100 --eval_interval 250 --eval_size 2000"
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
   # bf16, AMX) and fp32 on the others, and the published tables should not depend on the CPU
   DTYPE="--dtype $CPU_DTYPE"
@@ -147,6 +152,9 @@ else
   # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 --steps $HEAD_STEPS"; DEPTH_RANDOM_LR="1e-3 1e-2"
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000"
+  # Yelp: the reference's Standard recipe (4 layers, width 512, 8 heads, 10k steps, batch 256,
+  # lr 8e-4, context 256), the whole test set
+  YELP_ARGS="--n_embd 512 --n_head 8 --n_layer 4 --task_size 256 --batch_size 256 --steps 10000 --lr 8e-4 --warmup 500 --eval_interval 1000 --eval_size 38000"
   DTYPE=""  # auto: bf16 autocast on GPUs
 fi
 VARIANTS="standard frozen_qk frozen_mlp mixit random"
@@ -201,6 +209,21 @@ for seed in $SEEDS; do
     cell "t5/add/heads$h/s$seed" $BASE $DENSE --steps $HEAD_STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
   done
 done
+# --- Yelp (YELP=folder): Table 3b, bidirectional text classification, and MixiT with 4 and 64 heads
+if [ -n "${YELP:-}" ]; then
+  for f in train.csv test.csv; do
+    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (README, 'Text classification')" >&2; exit 2; }
+  done
+  YELP_HEADS=$(echo $YELP_ARGS | grep -o -- '--n_head [0-9]*' | cut -d' ' -f2)
+  for seed in $SEEDS; do
+    for v in standard frozen_qk frozen_mlp mixit; do
+      cell "y/yelp/$v/s$seed" $YELP_ARGS --task classify --data $YELP/train.csv --test_data $YELP/test.csv --variant $v --seed $seed
+    done
+    for h in 4 64; do  # a head count equal to the MixiT row's is that row (report.py)
+      [ $h = $YELP_HEADS ] || cell "y/yelp/mixit-heads$h/s$seed" $YELP_ARGS --task classify --data $YELP/train.csv --test_data $YELP/test.csv --variant mixit --n_head $h --seed $seed
+    done
+  done
+fi
 # --- claims 2-6 past the plateau (--claims, quick scale): the quick cells stop too early to test them
 # Table 1's 3-hop cells end at 1000 steps with Standard and Frozen-QK still climbing (Frozen-QK:
 # 82, 86, 87% at steps 600-1000); 3000 steps let both curves flatten. MixiT gets the 64 heads the

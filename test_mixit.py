@@ -40,7 +40,37 @@ SAFE = BASE_FLAGS + ["--steps", "0", "--eval_size", "8"]
 
 # A small size for every task (digits, modulus, n, pairs, length, hops, context).
 SMALL_SIZES = {"add": 3, "modadd": 11, "memorize": 6, "dyck": 4, "needle": 5, "copy": 5,
-               "induction": 10, "hop": 2, "lm": 32}
+               "induction": 10, "hop": 2, "lm": 32, "classify": 24}
+
+# classify's reviews: a bag of words decides the label (2-3 words of the label's sentiment among
+# 1-3 neutral ones), so every variant learns it in a few hundred steps. Written once per session.
+REVIEW_WORDS = {1: ["bad", "awful", "rude", "cold"], 2: ["good", "great", "tasty", "nice"],
+                0: "the food was and our place we had a it".split()}
+REVIEWS = {}  # path of the session's reviews.csv
+
+
+def write_reviews(path, n, seed=0):
+    """n reviews in Yelp's CSV format: "label","text", every field quoted, no header."""
+    r = random.Random(seed)
+    with open(path, "w") as f:
+        for _ in range(n):
+            label = r.choice([1, 2])
+            words = [r.choice(REVIEW_WORDS[0]) for _ in range(r.randint(1, 3))]
+            for _ in range(r.randint(2, 3)):
+                words.insert(r.randint(0, len(words)), r.choice(REVIEW_WORDS[label]))
+            f.write(f'"{label}","{" ".join(words)}"\n')
+    return str(path)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reviews_csv(tmp_path_factory):
+    REVIEWS["csv"] = write_reviews(tmp_path_factory.mktemp("classify") / "reviews.csv", 2000)
+    return REVIEWS["csv"]
+
+
+def data_flags(task):
+    """The --data flags a task needs in a test: classify reads the session's reviews."""
+    return ["--data", REVIEWS["csv"]] if task == "classify" else []
 
 
 def make_config(*flags):
@@ -151,7 +181,7 @@ def test_a_training_step_reads_nothing_back_to_the_host(monkeypatch, tmp_path):
         for name in tasks.TASKS:
             cfg = make_config("--variant", variant, "--task", name,
                               "--task_size", str(SMALL_SIZES[name]),
-                              *(["--data", str(data)] if name == "lm" else []))
+                              *(["--data", str(data)] if name == "lm" else data_flags(name)))
             task, model, device, dtype, _ = mixit.build(cfg, verbose=False)
             # the optimizer as it is built on CUDA (fused AdamW; the CPU one reads its step
             # counter with .item(), which costs nothing there: the counter lives on the host)
@@ -511,7 +541,8 @@ def test_weight_decay_applies_to_matrices_and_embeddings_only():
 
 def small_task(name, data_seed=123, n_test=64):
     """A task of the size SMALL_SIZES gives it, on the CPU."""
-    return tasks.make_task(name, SMALL_SIZES[name], "cpu", data_seed, n_test)
+    data = REVIEWS["csv"] if name == "classify" else ""
+    return tasks.make_task(name, SMALL_SIZES[name], "cpu", data_seed, n_test, data)
 
 
 @pytest.mark.parametrize("name", list(tasks.TASKS))
@@ -733,7 +764,192 @@ def test_lm_data_file_must_exist_and_not_be_empty(tmp_path):
             tasks.make_task("lm", 16, "cpu", 0, 8, data_path=str(path))
 
 
-SAMPLED_TASKS = [t for t in tasks.TASKS if t not in ("modadd", "memorize", "lm")]
+# -----------------------------------------------------------------------------
+# Text classification (Yelp-style CSV files): the loader, the rows, the bidirectional model
+
+
+def test_classify_reads_the_yelp_csv_format_exactly(tmp_path):
+    """Yelp's CSV: quoted fields, "" for a quote, \n (backslash n) for a newline, real newlines
+    and commas inside quotes, CRLF line ends, UTF-8, no final newline; blank lines are skipped.
+    Each row comes back as (the line it starts on, label, text bytes)."""
+    path = tmp_path / "yelp.csv"
+    path.write_bytes(b'"1","plain"\r\n'
+                     b'"2","say ""hi"", twice"\r\n'
+                     b'"1","first\\nsecond"\r\n'
+                     b'\r\n'
+                     b'"2","a real\nnewline, and caf\xc3\xa9"\r\n'
+                     b'5,unquoted')
+    assert tasks.read_labelled(str(path), "--data") == [
+        (1, 1, b"plain"), (2, 2, b'say "hi", twice'), (3, 1, b"first\nsecond"),
+        (5, 2, "a real\nnewline, and café".encode()), (7, 5, b"unquoted")]
+
+
+def test_classify_reads_label_tab_text_files(tmp_path):
+    """label<TAB>text: the text runs to the end of its line, tabs and quotes kept as they are."""
+    path = tmp_path / "reviews.tsv"
+    path.write_text('2\tgood "food"\tand\\n more\n\n1\tbad, bad\n')
+    assert tasks.read_labelled(str(path), "--data") == [
+        (1, 2, b'good "food"\tand\\n more'), (3, 1, b"bad, bad")]
+
+
+def test_classify_rows_are_the_docstrings_example(tmp_path):
+    """Context 8, the test row "2","Yum!": pads, BOS, the bytes, so that the text ends at the last
+    position, which alone is scored, with the class index of label 2. A text longer than the
+    context keeps its first context-1 bytes. The head has one output per class."""
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    train.write_text('"1","no"\n"2","yes"\n"3","maybe"\n')
+    test.write_text('"2","Yum!"\n"1","far too long a text"\n')
+    task = tasks.make_task("classify", 8, "cpu", 0, 10, str(train), str(test))
+    x, y, mask = task.test
+    rows_by_label = {int(y[i, -1]): i for i in range(2)}
+    yum, long_ = x[rows_by_label[1]], x[rows_by_label[0]]
+    assert yum.tolist() == [tasks.PAD] * 3 + [tasks.BOS] + list(b"Yum!")
+    assert long_.tolist() == [tasks.BOS] + list(b"far too")
+    assert mask.tolist() == [[False] * 7 + [True]] * 2
+    assert task.classes == [1, 2, 3] and task.pad_id == tasks.PAD
+    assert tasks.text_of(yum) == "Yum!"
+    _, model, _, _, _ = mixit.build(make_config("--task", "classify", "--data", str(train),
+                                                "--test_data", str(test), "--task_size", "8"))
+    assert model(x).shape == (2, 8, 3)
+
+
+def test_classify_train_and_test_never_share_a_text(tmp_path):
+    """Hash split: about one distinct text in five is held out, and no training row is a test
+    row. With --test_data, the test file's texts are the test set and are left out of training."""
+    task = small_task("classify", n_test=10_000)
+    test_rows = {tuple(r) for r in rows(task.test[0])}
+    train_rows = {tuple(r) for r in rows(task.get_batch(5000, torch.Generator().manual_seed(0))[0])}
+    assert not test_rows & train_rows
+    assert 0.1 < len(test_rows) / (len(test_rows) + len(train_rows)) < 0.3
+    test = tmp_path / "test.csv"
+    test.write_text("".join(f'"{c}","{t}"\n' for c, t in [(1, "bad bad"), (2, "good nice")]))
+    with open(REVIEWS["csv"]) as f:
+        test.write_text(test.read_text() + f.readline())  # a text that is also in --data
+    task = tasks.make_task("classify", 24, "cpu", 0, 100, REVIEWS["csv"], str(test))
+    test_rows = {tuple(r) for r in rows(task.test[0])}
+    assert len(test_rows) == 3
+    train_rows = {tuple(r) for r in rows(task.get_batch(5000, torch.Generator().manual_seed(0))[0])}
+    assert not test_rows & train_rows
+
+
+BAD_CLASSIFY_FILES = [  # (case, file contents or None for a missing file, words the error names)
+    ("missing", None, ["not found"]),
+    ("empty", "", ["empty"]),
+    ("blank lines only", "\n\n", ["empty"]),
+    ("one class only", '"1","good"\n"1","bad"\n', ["one class"]),
+    ("three fields", '"1","good"\n"2","bad"\n"1","x","y"\n', ["line 3", "3 fields"]),
+    ("label only", '"1","good"\n"2"\n', ["line 2", "1 field"]),
+    ("label not an integer", '"1","good"\n"two","bad"\n', ["line 2", "'two'", "integer"]),
+    ("stray quote", '"1","good"\n"2","ba"d"\n', ["line 2"]),
+    ("unclosed quote on a later line", '"1","good"\n\n"2","a\nb\n"1","c\n', ["line 3"]),
+    ("tab file without tab", "1\tgood\n2 bad\n", ["line 2", "label<TAB>text"]),
+]
+
+
+@pytest.mark.parametrize("contents, words", [pytest.param(c, w, id=case)
+                                             for case, c, w in BAD_CLASSIFY_FILES])
+def test_bad_classify_files_are_one_line_errors(tmp_path, capsys, contents, words):
+    """Every bad file stops the run with one 'error:' line that names the file and the problem
+    (and the line, where one is at fault), and no traceback."""
+    path = tmp_path / "bad.csv"
+    if contents is not None:
+        path.write_text(contents)
+    line = assert_usage_error(SAFE + ["--task", "classify", "--data", str(path)], capsys)
+    assert str(path) in line
+    for word in words:
+        assert word in line
+
+
+@pytest.mark.parametrize("flags, must_mention", [
+    (["--task", "classify"], "--data"),
+    (["--task", "add", "--test_data", "x.csv"], "--test_data"),
+    (["--task", "copy", "--causal", "false"], "--causal false"),
+    (["--task", "classify", "--data", "@reviews", "--block_size", "40"], "--block_size"),
+    (["--task", "classify", "--data", "@reviews", "--test_data", "/no/such/test.csv"],
+     "/no/such/test.csv"),
+])
+def test_bad_classify_command_lines_are_one_line_errors(capsys, flags, must_mention):
+    """No data, test data for another task, a bidirectional next-token task (it would see its
+    answer), a block longer than the texts (a full MixiT matrix has no shorter corner), a
+    missing test file: each is one 'error:' line."""
+    flags = [REVIEWS["csv"] if f == "@reviews" else f for f in flags]  # written at session start
+    assert must_mention in assert_usage_error(SAFE + flags, capsys)
+
+
+def test_classify_test_labels_must_be_classes_of_the_training_file(tmp_path, capsys):
+    test = tmp_path / "test.csv"
+    test.write_text('"1","ok"\n"7","hm"\n')
+    line = assert_usage_error(SAFE + ["--task", "classify", "--data", REVIEWS["csv"],
+                                      "--test_data", str(test)], capsys)
+    assert "line 2" in line and "label 7" in line
+
+
+@pytest.mark.parametrize("variant", mixit.VARIANTS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_causal_switch_decides_whether_a_token_sees_later_ones(variant, causal):
+    """Classify rows end with the text, after pads. --causal false: changing a later token changes
+    every real position's output; --causal true: the positions before it are bit-identical.
+    In both modes no real token ever sees a pad: a different pad embedding changes nothing at
+    the real positions."""
+    cfg = make_config("--task", "classify", "--variant", variant, "--causal", str(causal),
+                      "--task_size", "24", *data_flags("classify"))
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.eval()
+    x = task.test[0][:4]
+    real = x != tasks.PAD
+    t = task.block_size - 1  # the last token, a real one in every row
+    changed = x.clone()
+    changed[:, t] = (changed[:, t] + 1) % 256
+    with torch.no_grad():
+        before, after = model(x), model(changed)
+        earlier = real.clone()
+        earlier[:, t] = False
+        assert torch.equal(before[earlier], after[earlier]) == causal
+        assert not torch.equal(before[:, t], after[:, t])
+        model.wte.weight[tasks.PAD] += 1.0  # what a pad looks like
+        assert torch.allclose(model(x)[real], before[real], atol=1e-6)
+
+
+def test_bidirectional_mixing_matrix_is_full_and_its_rows_sum_to_one():
+    """--causal false: every head's A is a full T x T matrix (entries above the diagonal), the
+    same for every input; each row still sums to 1 (the reference's drift bug is not copied)."""
+    A = mixit.mixing_matrices(4, 12, 8, torch.Generator().manual_seed(0), sink=False, causal=False)
+    assert torch.allclose(A.sum(-1), torch.ones(4, 12), atol=1e-6)
+    above = torch.triu_indices(12, 12, 1)
+    assert (A[:, above[0], above[1]] != 0).all()  # every later token is mixed in
+    causal = mixit.mixing_matrices(4, 12, 8, torch.Generator().manual_seed(0), sink=False)
+    assert torch.equal(causal.triu(1), torch.zeros_like(causal))
+
+
+@pytest.mark.parametrize("variant", ["standard", "frozen_qk", "frozen_mlp", "mixit"])
+def test_every_variant_learns_the_bag_of_words_reviews(variant, tmp_path):
+    """200 steps of a tiny bidirectional model classify the reviews (a bag of words decides
+    them) far above the majority class (~50%). The record holds the accuracy like any task's."""
+    out = tmp_path / "runs.jsonl"
+    cfg = make_config("--task", "classify", *data_flags("classify"), "--variant", variant,
+                      "--task_size", "24", "--batch_size", "32", "--steps", "200", "--warmup", "20", "--lr", "3e-3",
+                      "--eval_interval", "100", "--eval_size", "300", "--out", str(out))
+    record = mixit.run(cfg)
+    assert record["history"][0]["acc"] < 0.7 < 0.9 < record["final"]["acc"]
+    saved = json.loads(out.read_text())
+    assert saved["config"]["causal"] is False and saved["final"]["acc"] == record["final"]["acc"]
+
+
+def test_classify_examples_print_the_review_and_both_classes(capsys):
+    """The examples read 'review '...' -> predicted C, true C', with the file's own labels, and
+    RIGHT exactly where the two agree."""
+    cfg = make_config("--task", "classify", *data_flags("classify"), "--task_size", "24")
+    task, model, _, dtype, _ = mixit.build(cfg, verbose=False)
+    mixit.show_examples(model, task, dtype, 6)
+    shown = re.findall(r"(RIGHT|WRONG)  review '(.*)' -> predicted (\d), true (\d)",
+                       capsys.readouterr().out)
+    assert len(shown) == 6
+    for verdict, text, predicted, true in shown:
+        assert (verdict == "RIGHT") == (predicted == true) and true in "12"
+        assert any(w in text.split() for w in REVIEW_WORDS[int(true)])
+
+
+SAMPLED_TASKS = [t for t in tasks.TASKS if t not in ("modadd", "memorize", "lm", "classify")]
 
 
 @pytest.mark.parametrize("name", SAMPLED_TASKS)

@@ -1404,7 +1404,7 @@ def test_a_stopped_run_records_why_and_when(tmp_path):
     assert mixit.run(run_config(out, "--steps", "4"))["stop"] == {"reason": "reached --steps", "step": 4}
 
 
-@pytest.mark.parametrize("name", [n for n in tasks.TASKS if n not in ("modadd", "memorize", "lm")])
+@pytest.mark.parametrize("name", [n for n in tasks.TASKS if n not in ("modadd", "memorize", "lm", "classify")])
 def test_resample_fills_every_row_from_the_training_side(name):
     """--resample: a batch has B rows, none on the test side of the split (so no test sequence
     is ever trained on) and every row has its scored positions; without it about a fifth of the

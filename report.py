@@ -1256,10 +1256,8 @@ def render_all(scale, draw=True):
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers
     readme = {"verdicts": claims, "summary": summary(cells)}
-    if scale == "quick":
-        readme["efficiency"] = efficiency()
-    for path, blocks in (("README.md", readme),
-                         (FINDINGS, {"tables": md})):
+    findings = {"tables": md, **({"efficiency": efficiency()} if scale == "quick" else {})}
+    for path, blocks in (("README.md", readme), (FINDINGS, findings)):
         if os.path.exists(path):
             doc = open(path).read()
             for block, text in blocks.items():

@@ -16,7 +16,7 @@ init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memor
 
 Sections: model (the MixiT attention is `MixingAttention`) | freezing | training | evaluation |
 checkpoints and records | configuration and command line. The data lives in tasks.py, the
-benchmark in bench.py.
+benchmark in bench.py (`python bench.py`, which imports this file; nothing here imports it).
 """
 
 import argparse
@@ -388,6 +388,14 @@ def build(cfg, verbose=True):
     if not cfg.causal and cfg.block_size != task.block_size:  # (a corner of a full A is not one)
         raise UsageError("--causal false takes sequences of exactly --block_size tokens; leave "
                          "--block_size at 0")
+    # a step keeps about 25 activations of width C per token and block, and 3 copies of the
+    # logits: refuse a batch that cannot fit, instead of being killed by the operating system
+    step_bytes = 4 * cfg.batch_size * cfg.block_size * (25 * cfg.n_layer * cfg.n_embd + 3 * task.vocab_size)
+    memory = (torch.cuda.mem_get_info()[1] if device.startswith("cuda")
+              else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    if step_bytes > memory:
+        raise UsageError(f"--batch_size {cfg.batch_size} needs about {step_bytes / 2**30:,.0f} GiB "
+                         f"for one training step; this {device} has {memory / 2**30:,.0f} GiB")
     torch.manual_seed(cfg.seed)
     model = GPT(cfg, task.vocab_size, task.classes and len(task.classes), task.pad_id)
     n_train, n_frozen = freeze(model, frozen_parts(cfg), verbose, label=f"variant {cfg.variant}")
@@ -800,8 +808,7 @@ class Config:
                             "with native bf16, else fp32")
     compile: bool = _f(True, "torch.compile the model on CUDA (ignored on CPU)")
     cuda_graphs: bool = _f(False, "with --compile on CUDA: mode='reduce-overhead' (CUDA graphs); "
-                                  "faster in --bench, not yet checked in a full training run")
-    bench: bool = _f(False, "benchmark: time training steps for every variant and exit")
+                                  "faster in bench.py, not yet checked in a full training run")
 
 
 # settings that define the model and its data: a checkpoint brings these along
@@ -834,7 +841,7 @@ def parse_args(argv):
     for f in dataclasses.fields(Config):
         kind = _bool if f.type in (bool, "bool") else {"int": int, "float": float}.get(
             f.type if isinstance(f.type, str) else f.type.__name__, str)
-        extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--bench" = "--bench true"
+        extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--resample" = "... true"
         p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar="",
                        help=f"{f.metadata['help']} (default: {f.default})", **extra)
     return vars(p.parse_args(argv))
@@ -849,6 +856,20 @@ def writable(path):
     except OSError:
         return False
     return not os.path.isdir(path) and os.path.isdir(folder) and os.access(folder, os.W_OK)
+
+
+# What each numeric setting must be: (settings, test, the rule as the error states it)
+RULES = [
+    (("n_layer", "n_head", "n_embd", "batch_size", "eval_interval", "log_interval", "eval_size"),
+     lambda v: v >= 1, "be at least 1"),
+    (("steps", "task_size", "block_size", "warmup", "patience", "min_steps"), lambda v: v >= 0,
+     "not be negative"),
+    (("weight_decay", "grad_clip", "qk_init_std", "min_delta"), lambda v: v >= 0, "not be negative"),
+    (("lr", "mixit_mult"), lambda v: 0 < v < math.inf, "be a positive number"),  # mult 0: no signal
+    (("beta1", "beta2"), lambda v: 0 <= v < 1, "be in [0, 1)"),
+    (("stop_acc",), lambda v: 0 <= v <= 1, "be between 0 and 1"),
+    (("seed", "data_seed"), lambda v: 0 <= v < 2 ** 63, "be between 0 and 2^63 - 1"),  # torch's
+]
 
 
 def resolve_config(given):
@@ -872,8 +893,10 @@ def resolve_config(given):
     cfg = Config(**settings)
     if cfg.variant not in VARIANTS:
         raise UsageError(f"unknown variant '{cfg.variant}'; choose one of: {', '.join(VARIANTS)}")
-    if cfg.n_layer < 1 or cfg.n_head < 1 or cfg.n_embd < 1:
-        raise UsageError("n_layer, n_head and n_embd must be positive")
+    for keys, ok, must in RULES:
+        for k in keys:
+            if not ok(getattr(cfg, k)):  # (a nan fails every rule)
+                raise UsageError(f"--{k} must {must}, got {getattr(cfg, k)}")
     if cfg.n_embd % cfg.n_head:
         raise UsageError(f"n_embd ({cfg.n_embd}) must be divisible by n_head ({cfg.n_head})")
     mixit = cfg.variant == "mixit"
@@ -898,24 +921,6 @@ def resolve_config(given):
     if cfg.unfreeze_at and not frozen_parts(cfg):
         raise UsageError(f"--unfreeze_at: variant {cfg.variant} freezes nothing (add --freeze)")
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
-    if not 0 <= cfg.stop_acc <= 1:
-        raise UsageError(f"--stop_acc must be between 0 and 1, got {cfg.stop_acc}")
-    for k in ("steps", "task_size", "block_size", "warmup", "patience", "min_steps"):
-        if getattr(cfg, k) < 0:
-            raise UsageError(f"--{k} must not be negative")
-    for k in ("batch_size", "eval_interval", "log_interval"):
-        if getattr(cfg, k) < 1:
-            raise UsageError(f"--{k} must be at least 1")
-    if not 0 < cfg.lr < math.inf:  # (also catches nan)
-        raise UsageError(f"--lr must be a positive number, got {cfg.lr}")
-    if cfg.eval_size < 1:
-        raise UsageError("--eval_size must be at least 1: every run is scored on a test set")
-    for k in ("beta1", "beta2"):
-        if not 0 <= getattr(cfg, k) < 1:
-            raise UsageError(f"--{k} must be in [0, 1), got {getattr(cfg, k)}")
-    for k in ("weight_decay", "grad_clip", "qk_init_std", "mixit_mult", "min_delta"):
-        if not getattr(cfg, k) >= 0:
-            raise UsageError(f"--{k} must not be negative, got {getattr(cfg, k)}")
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)
@@ -999,9 +1004,6 @@ def main(argv=None):
     try:
         given = parse_args(sys.argv[1:] if argv is None else argv)
         cfg = resolve_config(given)
-        if cfg.bench:  # every variant, unless one was named (bench.py)
-            import bench
-            return bench.bench(cfg, (cfg.variant,) if "variant" in given else VARIANTS)
         run(cfg)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)

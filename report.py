@@ -650,7 +650,7 @@ def render(cells, scale):
         out.append(table(["cell", "accuracy (%)", "bits / trainable param", "1000 steps earlier"], rows))
     # Table 7: speed
     bench = bench_runs(cells)
-    out.append("**Table 7. Training speed** (`python mixit.py --bench`, one benchmark per seed); "
+    out.append("**Table 7. Training speed** (`python bench.py`, one benchmark per seed); "
                "paper: Frozen-QK 23.9% and MixiT 32.0% faster per sample than Standard.")
     if bench:
         b = bench[-1]
@@ -1036,7 +1036,7 @@ def plot_attention(scale, draw=True):
 
 
 # -----------------------------------------------------------------------------
-# The README's efficiency tables, from the benchmark records (`--bench`, bench_gpu.sh)
+# The README's efficiency tables, from the benchmark records (bench.py, bench_gpu.sh)
 
 # (records file, tag, row label, what to show): each GPU gets these rows where it has records
 GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", "ms_per_step"),

@@ -369,11 +369,11 @@ if [ "$GPUS" -gt 1 ] && [ $SCALE = paper ]; then
 fi
 grep -v '^t7/bench' "$JOBLIST" | grep -v -x -F -f "$JOBLIST.ddp" >"$JOBLIST.runs" || true
 grep '^t7/bench' "$JOBLIST" >"$JOBLIST.bench" || true
-run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit.py)
+run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit.py or bench.py)
   local tag=$1; shift
   local log="$LOGS/${tag//\//_}.log" state="results/ckpt/$NAME/${tag//\//_}.pt" limit=() rc=0
   local gpus=$(( ${SLOT:-0} % GPUS ))
-  [ "$LAUNCH" != mixit.py ] && gpus=$(seq -s, 0 $((GPUS - 1)))
+  [[ "$LAUNCH" == *torch.distributed* ]] && gpus=$(seq -s, 0 $((GPUS - 1)))
   if [ -n "$STOP_AT" ]; then  # --minutes: start only what fits; stop it in time to save its state
     local left=$((STOP_AT - $(date +%s))) need
     need=$(awk -v t="$tag" '$1 == t {print int($2 * 60 + 0.5)}' "$JOBLIST.est"); need=${need:-0}
@@ -401,7 +401,7 @@ if [ -s "$JOBLIST.ddp" ]; then
 fi
 # -r: an empty list runs nothing (plain xargs would run the command once, with no arguments)
 xargs -r -a "$JOBLIST.runs" -P "$JOBS" -L 1 --process-slot-var=SLOT bash -c 'run_one "$@"' _ || true
-THREADS=$($PYTHON -c "import os; print(os.cpu_count())") \
+LAUNCH=bench.py THREADS=$($PYTHON -c "import os; print(os.cpu_count())") \
   xargs -r -a "$JOBLIST.bench" -L 1 bash -c 'run_one "$@"' _ || true
 rm -f "$JOBLIST.runs" "$JOBLIST.bench" "$JOBLIST.ddp" "$JOBLIST.est"
 echo "run_all ($SCALE): runs took $(( $(date +%s) - start ))s"

@@ -1203,13 +1203,34 @@ def test_memorize_reports_bits_per_trainable_parameter():
 
 
 def test_bench_times_the_named_variant_and_appends_one_record(tmp_path):
-    """--bench with --variant times that variant only and appends one record of timings."""
+    """`python bench.py --variant X` times that variant only and appends one record of timings;
+    a bad flag is a one-line error."""
+    import bench
     out = tmp_path / "bench.jsonl"
-    mixit.main(BASE_FLAGS + ["--bench", "--variant", "mixit", "--task", "copy",
+    bench.main(BASE_FLAGS + ["--variant", "mixit", "--task", "copy",
                              "--task_size", "4", "--batch_size", "8", "--out", str(out)])
     [line] = out.read_text().splitlines()
     [row] = json.loads(line)["bench"]
     assert row["variant"] == "mixit" and row["ms_per_step"] > 0
+    with pytest.raises(SystemExit, match="unknown variant 'fast'"):
+        bench.main(BASE_FLAGS + ["--variant", "fast"])
+
+
+def test_no_file_imports_a_file_that_imports_it():
+    """The project's files import one way only (mixit <- bench, report; tasks <- mixit): a reader
+    can read mixit.py without bench.py, and a change to one cannot break the other's import."""
+    import ast
+    ours = {"mixit", "tasks", "bench", "report"}
+    imports = {}
+    for name in ours:
+        tree = ast.parse(open(os.path.join(HERE, name + ".py")).read())
+        imports[name] = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                         for a in n.names} | {n.module.split(".")[0] for n in ast.walk(tree)
+                                              if isinstance(n, ast.ImportFrom) and n.module}
+        imports[name] &= ours
+    for a in ours:
+        for b in imports[a]:
+            assert a not in imports[b], f"{a}.py and {b}.py import each other"
 
 
 # -----------------------------------------------------------------------------
@@ -1486,6 +1507,10 @@ BAD_INPUTS = [
     bad_input("copy too long", ["--task", "copy", "--task_size", "5000"], "copy"),
     bad_input("induction too short", ["--task", "induction", "--task_size", "2"], "4..1024"),
     bad_input("dyck too small to split", ["--task", "dyck", "--task_size", "2"], "3..256"),
+    bad_input("seed beyond torch's range", ["--seed", "99999999999999999999"], "--seed"),
+    bad_input("MixiT scaled to zero", ["--variant", "mixit", "--mixit_mult", "0"], "mixit_mult"),
+    bad_input("a batch no machine holds", ["--batch_size", "100000000"], "GiB"),
+    bad_input("zero heads", ["--n_head", "0"], "--n_head"),
 ]
 
 

@@ -12,8 +12,9 @@
 #                             3-hop induction (3000 steps), MixiT with 64 heads on add (8000
 #                             steps) and dyck (1200), memorization capacity with a table no
 #                             variant can hold (n = 128 at width 16, 6000 steps), and depth where
-#                             Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT;
-#                             3 seeds
+#                             Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT,
+#                             and Table 1's and 3's unstable cells given more steps (copy, induction,
+#                             modadd); 3 seeds
 #   --list                    print the queue (what is left to run, in order) and exit
 #   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
 #                             (bench.py's cost model), the total at PER_GPU packing; runs nothing

@@ -1,11 +1,11 @@
 """
 Speed: time training steps of every variant, and the same step in Hugging Face for comparison.
 
-    python mixit.py --bench                 # every variant; or: python bench.py [mixit flags]
-    python mixit.py --bench --variant mixit --task add --task_size 10 --n_embd 512
+    python bench.py                         # every variant, with any of mixit.py's flags
+    python bench.py --variant mixit --task add --task_size 10 --n_embd 512
     python bench.py --hf --n_embd 128 --batch_size 256   # an HF Llama step of the same shape
 
-`--bench` (in mixit.py) times full training steps (data, forward, backward, clipping, AdamW) and
+`python bench.py` times full training steps (data, forward, backward, clipping, AdamW) and
 prints ms/step, samples/s, tokens/s and, on a known GPU, the model FLOP utilization against its
 bf16 peak; it appends one record (Table 7 is rendered from it). `--hf` times the core of the
 reference code's step (it trains HF Llama models through the HF Trainer) for an
@@ -16,6 +16,7 @@ requirements.txt.
 
 import argparse
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -28,7 +29,7 @@ import tasks
 from mixit import VARIANTS, append_record, build, environment, make_optimizer, pick_device, train_step
 
 # -----------------------------------------------------------------------------
-# Our step: `python mixit.py --bench`
+# Our step: `python bench.py`
 
 PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12}  # dense
 
@@ -166,30 +167,50 @@ MFU = 0.16
 PACKING_SPEEDUP = {1: 1.0, 2: 1.8, 4: 3.5, 8: 6.0}
 
 
-def plan(joblist, per_gpu=8):
+def cost(argv, models):
+    """(config, training FLOPs, estimated H100 minutes, floor-bound?) of one job line's run, to
+    its full --steps (a stopping rule can only shorten it). models caches FLOPs per shape."""
+    cfg = mixit.resolve_config(mixit.parse_args(argv + ["--device", "cpu", "--out", ""]))
+    task = tasks.make_task(cfg.task, cfg.task_size, "cpu", cfg.data_seed, 8, cfg.data)
+    cfg.block_size = cfg.block_size or task.block_size
+    shape = (cfg.variant, cfg.n_layer, cfg.n_head, cfg.n_embd, task.vocab_size, cfg.block_size,
+             cfg.positions)
+    if shape not in models:  # building a model is the slow part: once per shape
+        models[shape] = model_flops_per_token(mixit.GPT(cfg, task.vocab_size), task.block_size)
+    flops = models[shape] * cfg.batch_size * task.block_size * cfg.steps
+    step_ms = max(1000 * flops / max(1, cfg.steps) / (MFU * H100_PEAK), STEP_FLOOR_MS)
+    return cfg, flops, (RUN_START_S + step_ms * cfg.steps / 1000) / 60, step_ms == STEP_FLOOR_MS
+
+
+def latest_records(path):
+    """{tag: its latest record} of a results file (a rerun with a new recipe supersedes)."""
+    latest = {}
+    if path and os.path.isfile(path):
+        for line in open(path):
+            try:
+                r = json.loads(line)
+                latest[r["config"]["tag"]] = r
+            except (ValueError, KeyError, TypeError):  # a broken line is report.py's to name
+                pass
+    return latest
+
+
+def plan(joblist, per_gpu=8, records=""):
     """Print every run of a run_all.sh job list with its training FLOPs and estimated minutes
-    on one H100, then the total with PER_GPU packing and the cells that dominate it."""
-    models, rows = {}, []
+    on one H100 (and, where records has run it, its measured minutes: * = another recipe), then
+    the total with PER_GPU packing and the cells that dominate it."""
+    models, rows, ran = {}, [], latest_records(records)
     for line in open(joblist):
         tag, *argv = line.split()
-        if "--bench" in argv:
-            continue
-        cfg = mixit.resolve_config(mixit.parse_args(argv + ["--device", "cpu", "--out", ""]))
-        task = tasks.make_task(cfg.task, cfg.task_size, "cpu", cfg.data_seed, 8, cfg.data)
-        cfg.block_size = cfg.block_size or task.block_size
-        shape = (cfg.variant, cfg.n_layer, cfg.n_head, cfg.n_embd, task.vocab_size, cfg.block_size,
-                 cfg.positions)
-        if shape not in models:  # building a model is the slow part: once per shape
-            models[shape] = model_flops_per_token(mixit.GPT(cfg, task.vocab_size), task.block_size)
-        flops = models[shape] * cfg.batch_size * task.block_size * cfg.steps
-        step_ms = max(1000 * flops / cfg.steps / (MFU * H100_PEAK), STEP_FLOOR_MS)
-        minutes = (RUN_START_S + step_ms * cfg.steps / 1000) / 60
-        rows.append((tag, cfg, flops, minutes, step_ms == STEP_FLOOR_MS))
+        if "--bench" not in argv:
+            rows.append((tag, *cost(argv, models)))
     print(f"{'run':34s} {'width':>5s} {'layers':>6s} {'batch':>6s} {'steps':>6s} "
-          f"{'PFLOP':>7s} {'min':>6s}")
+          f"{'PFLOP':>7s} {'min':>6s} {'ran':>7s}")
     for tag, cfg, flops, minutes, _ in rows:
+        r = ran.get(tag)
+        measured = f"{r['wall_s'] / 60:6.2f}{'' if same_recipe(r, cfg) else '*'}" if r and "wall_s" in r else ""
         print(f"{tag:34s} {cfg.n_embd:5d} {cfg.n_layer:6d} {cfg.batch_size:6d} {cfg.steps:6d} "
-              f"{flops / 1e15:7.2f} {minutes:6.2f}")
+              f"{flops / 1e15:7.2f} {minutes:6.2f} {measured:>7s}")
     speedup = PACKING_SPEEDUP.get(per_gpu) or max(v for k, v in PACKING_SPEEDUP.items() if k <= per_gpu)
     serial = sum(r[3] for r in rows)
     packed = sum(r[3] for r in rows if not r[4]) + sum(r[3] for r in rows if r[4]) / speedup
@@ -203,7 +224,73 @@ def plan(joblist, per_gpu=8):
         by_table[key] = by_table.get(key, 0) + minutes
     top = sorted(by_table.items(), key=lambda kv: -kv[1])[:5]
     print("dominated by: " + ", ".join(f"{k} {v:.0f} min" for k, v in top))
+    both = [(m, ran[t]["wall_s"] / 60) for t, c, _, m, _ in rows
+            if t in ran and "wall_s" in ran[t] and same_recipe(ran[t], c)]
+    if both:
+        print(f"{len(both)} of these runs have a record of this recipe: estimated "
+              f"{sum(b[0] for b in both):.0f} min, measured {sum(b[1] for b in both):.0f} min of run time")
     return serial, packed
+
+
+# -----------------------------------------------------------------------------
+# The queue of `bash run_all.sh`: what is left to run, in the order that decides most first
+
+# the same run on another device or in another precision is the same cell (CPU_DTYPE runs and
+# the paper-scale GPU runs have results files of their own)
+RECIPE_FREE = ("out", "tag", "save", "resume", "examples", "log_interval", "device", "dtype")
+
+
+def same_recipe(record, cfg, given=None):
+    """Did this record run the recipe of cfg? Compared on the flags its job line gives (all of
+    cfg's if given is None); a record older than a flag has that flag's default."""
+    keys = given if given is not None else [f.name for f in dataclasses.fields(cfg)
+                                             if f.name not in ("block_size",)]
+    return all(record["config"].get(k, getattr(mixit.Config, k)) == getattr(cfg, k)
+               for k in keys if k not in RECIPE_FREE)
+
+
+def priority(tag):
+    """The claims' cells first (seed 0), then the other seeds, then the studies."""
+    seed = int(tag.rsplit("/s", 1)[1]) if tag.rsplit("/s", 1)[-1].isdigit() else 0
+    return 2 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else int(seed > 0)
+
+
+def todo(joblist, records, estimates=""):
+    """The lines of a job list still to run, in priority order (stable within a priority). A
+    line is done when the latest record of its tag ran its recipe; a benchmark when it has a
+    record. With estimates, writes 'tag minutes' per line there (the --plan cost model)."""
+    latest, models, jobs, est = latest_records(records), {}, [], []
+    for i, line in enumerate(open(joblist)):
+        tag, *argv = line.split()
+        r = latest.get(tag)
+        bench_line = "--bench" in argv
+        if not bench_line:
+            given = mixit.parse_args(list(argv))
+            cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
+            if r and same_recipe(r, cfg, given):
+                continue
+            if estimates:
+                est.append(f"{tag} {cost(argv, models)[2]:.2f}")
+        elif r:
+            continue
+        else:
+            est.append(f"{tag} 2")  # a benchmark takes a minute or two
+        jobs.append((priority(tag), i, line))
+    if estimates:
+        with open(estimates, "w") as f:
+            f.write("".join(e + "\n" for e in est))
+    return [line for _, _, line in sorted(jobs)]
+
+
+def main(argv):
+    """`python bench.py [mixit flags]`: time every variant (or the one named by --variant)."""
+    argv = [a for a in argv if a != "--bench"]  # run_all.sh's job lines mark benchmarks with it
+    try:
+        given = mixit.parse_args(argv)
+        cfg = mixit.resolve_config(given)
+        return bench(cfg, (cfg.variant,) if "variant" in given else VARIANTS)
+    except tasks.UsageError as e:
+        sys.exit(f"error: {e}")
 
 
 if __name__ == "__main__":
@@ -211,8 +298,13 @@ if __name__ == "__main__":
         bench_hf(sys.argv[2:])
     elif sys.argv[1:2] == ["--plan"]:
         try:
-            plan(sys.argv[2], int(os.environ.get("PER_GPU", 8)))
+            plan(sys.argv[2], int(os.environ.get("PER_GPU", 8)), (sys.argv[3:4] or [""])[0])
         except (tasks.UsageError, IndexError, OSError) as e:
-            sys.exit(f"error: bench.py --plan JOBLIST: {e}")
+            sys.exit(f"error: bench.py --plan JOBLIST [RECORDS]: {e}")
+    elif sys.argv[1:2] == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]
+        try:
+            sys.stdout.write("".join(todo(*sys.argv[2:5])))
+        except (tasks.UsageError, TypeError, OSError) as e:
+            sys.exit(f"error: bench.py --todo JOBLIST RECORDS [ESTIMATES]: {e}")
     else:
-        mixit.main(["--bench"] + sys.argv[1:])
+        main(sys.argv[1:])

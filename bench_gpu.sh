@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU figures of the README ("Efficiency"), on one GPU, from the repo root:
-#   1. --bench at width 512, batch 1000, add-10: ms/step and MFU per variant (Table 7, paper scale)
+#   1. bench.py at width 512, batch 1000, add-10: ms/step and MFU per variant (Table 7, paper scale)
 #   2. width 128: torch.compile + bf16 against eager fp32, and each half alone
 #   3. CUDA graphs (--cuda_graphs: torch.compile mode="reduce-overhead") at widths 128 and 512
 #   4. PER_GPU packing: quick-size runs P at a time on one GPU, compiled and eager
@@ -18,20 +18,20 @@ part() { [[ " ${PARTS:-1 2 3 4} " == *" $1 "* ]]; }
 
 if part 1; then
 echo "=== 1. width 512, batch 1000, compile + bf16"
-$PY mixit.py --bench $A512 --tag t7/bench/s0 --out $O/paper.jsonl
+$PY bench.py $A512 --tag t7/bench/s0 --out $O/paper.jsonl
 fi
 if part 2; then
 echo "=== 2. width 128, batch 256: compile + bf16, eager fp32, eager bf16, compiled fp32"
-$PY mixit.py --bench $A128 --tag gpu/w128-compile-bf16 --out $O/gpu.jsonl
-$PY mixit.py --bench $A128 --compile false --dtype float32 --tag gpu/w128-eager-fp32 --out $O/gpu.jsonl
-$PY mixit.py --bench $A128 --variant standard --compile false --dtype bfloat16 --tag gpu/w128-eager-bf16 --out $O/gpu.jsonl
-$PY mixit.py --bench $A128 --variant standard --dtype float32 --tag gpu/w128-compile-fp32 --out $O/gpu.jsonl
+$PY bench.py $A128 --tag gpu/w128-compile-bf16 --out $O/gpu.jsonl
+$PY bench.py $A128 --compile false --dtype float32 --tag gpu/w128-eager-fp32 --out $O/gpu.jsonl
+$PY bench.py $A128 --variant standard --compile false --dtype bfloat16 --tag gpu/w128-eager-bf16 --out $O/gpu.jsonl
+$PY bench.py $A128 --variant standard --dtype float32 --tag gpu/w128-compile-fp32 --out $O/gpu.jsonl
 fi
 if part 3; then
 echo "=== 3. CUDA graphs, standard and mixit, widths 128 and 512"
 for v in standard mixit; do
-  $PY mixit.py --bench $A128 --variant $v --cuda_graphs --tag gpu/w128-cudagraphs-bf16 --out $O/gpu.jsonl
-  $PY mixit.py --bench $A512 --variant $v --cuda_graphs --tag gpu/w512-cudagraphs-bf16 --out $O/gpu.jsonl
+  $PY bench.py $A128 --variant $v --cuda_graphs --tag gpu/w128-cudagraphs-bf16 --out $O/gpu.jsonl
+  $PY bench.py $A512 --variant $v --cuda_graphs --tag gpu/w512-cudagraphs-bf16 --out $O/gpu.jsonl
 done
 fi
 if part 4; then

@@ -11,11 +11,12 @@ init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memor
     python mixit.py --variant mixit --task copy         # same budget: fails, it cannot retrieve
     python mixit.py --variant mixit --task modadd --task_size 59   # but it adds mod p: 100%
     python mixit.py --task needle --qk_init_std 0.02    # the reference's init: frozen Q, K fail
+    python mixit.py --task classify --data train.csv --variant mixit   # Yelp-style reviews
     python mixit.py --help                              # every flag, with its meaning
 
 Sections: model (the MixiT attention is `MixingAttention`) | freezing | training | evaluation |
 checkpoints and records | configuration and command line. The data lives in tasks.py, the
-benchmark in bench.py.
+benchmark in bench.py (`python bench.py`, which imports this file; nothing here imports it).
 """
 
 import argparse
@@ -24,6 +25,7 @@ import json
 import math
 import os
 import platform
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -67,8 +69,9 @@ def apply_rotary(x, cos, sin):
 
 
 class CausalSelfAttention(nn.Module):
-    """Standard attention: softmax(Q K^T / sqrt(d_head)) V with RoPE, causal. Used by standard,
-    frozen_qk (q_proj and k_proj stay at their random init), frozen_mlp and random."""
+    """Standard attention: softmax(Q K^T / sqrt(d_head)) V with RoPE, causal (or bidirectional:
+    --causal false). Used by standard, frozen_qk (q_proj and k_proj stay at their random init),
+    frozen_mlp and random."""
 
     def __init__(self, cfg):
         super().__init__()
@@ -78,45 +81,55 @@ class CausalSelfAttention(nn.Module):
         self.v_proj = nn.Linear(C, C)
         self.o_proj = nn.Linear(C, C)
         self.rope = cfg.positions == "rope"  # else the model adds learned positions (wpe)
+        self.causal = cfg.causal
         cos, sin = rotary_tables(cfg.block_size, C // cfg.n_head)
         self.register_buffer("cos", cos, persistent=False)  # recomputed, so not saved
         self.register_buffer("sin", sin, persistent=False)
 
-    def forward(self, x, return_att=False):
+    def forward(self, x, return_att=False, keep=None):
+        """keep (B, T) bool: the real tokens, where the input has pads (classify)."""
         B, T, C = x.size()
         q, k, v = [p(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
                    for p in (self.q_proj, self.k_proj, self.v_proj)]
         if self.rope:
             q, k = apply_rotary(q, self.cos[:T], self.sin[:T]), apply_rotary(k, self.cos[:T], self.sin[:T])
+        seen = torch.ones(T, T, dtype=torch.bool, device=x.device)  # may query i see key j?
+        seen = seen.tril() if self.causal else seen
+        if keep is not None:  # no token sees a pad but the pad itself (a row needs one key)
+            seen = seen & (keep[:, None, None, :] | torch.eye(T, dtype=torch.bool, device=x.device))
         if return_att:  # the explicit attention matrix, for the attention-map figures
             att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, T)
-            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-            att = att.masked_fill(~causal, float("-inf")).softmax(-1)
+            att = att.masked_fill(~seen, float("-inf")).softmax(-1)
             y = att @ v
-        else:
+        else:  # fused kernel; with pads it takes the mask seen (B, 1, T, T)
             att = None
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # fused kernel
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if keep is None else seen,
+                                               is_causal=self.causal and keep is None)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, H, T, hd) -> (B, T, C)
         return self.o_proj(y), att
 
 
-def mixing_matrices(n_head, T, head_dim, gen, sink=True):
+def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
     """The fixed random attention of MixiT, (n_head, T, T). For each head h (paper, Sec. 3):
 
         sigma_h ~ U[1/sqrt(T * d_head), 1/sqrt(T)]      one mixing strength per head
-        Z ~ N(0, sigma_h^2), lower-triangular           causal noise
-        Z[i, :i+1] -= mean(Z[i, :i+1])                   each row of noise sums to 0
+        Z ~ N(0, sigma_h^2), lower-triangular           causal noise (full if not causal)
+        Z[i, S_i] -= mean(Z[i, S_i])                     S_i: j <= i (causal) or every j,
         A_h = I + Z                                      so each row of A_h sums to exactly 1
 
     A is the same for every input: it mixes tokens by position only. Entries can be negative.
     With `sink`, head 0 instead averages each token with the first one (0.5 / 0.5), as the
     reference code does; its row 0 is then [1, 0, ...] so that it too sums to 1.
+    The reference's bidirectional matrix (its Yelp runs) subtracts the full row's sum divided by
+    i+1, the causal count, so its row i sums to 1 + (1 - T/(i+1)) sum_j Z_ij and its first
+    rows blow up. That is a bug, not a design: we centre over the row's own support, so every
+    row sums to 1 in both modes (the paper's Yelp MixiT numbers come from the buggy matrix).
     """
     lo, hi = 1 / math.sqrt(T * head_dim), 1 / math.sqrt(T)
     sigma = lo + (hi - lo) * torch.rand(n_head, 1, 1, generator=gen)
-    causal = torch.ones(T, T).tril()
-    Z = torch.randn(n_head, T, T, generator=gen) * sigma * causal
-    Z = (Z - Z.sum(-1, keepdim=True) / causal.sum(-1, keepdim=True)) * causal  # centre each row
+    support = torch.ones(T, T).tril() if causal else torch.ones(T, T)
+    Z = torch.randn(n_head, T, T, generator=gen) * sigma * support
+    Z = (Z - Z.sum(-1, keepdim=True) / support.sum(-1, keepdim=True)) * support  # centre rows
     A = torch.eye(T) + Z
     if sink:
         A[0] = 0.5 * torch.eye(T)
@@ -137,13 +150,17 @@ class MixingAttention(nn.Module):
         self.o_proj = nn.Linear(C, C)
         self.mult = cfg.mixit_mult
         self.register_buffer("A", mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head,
-                                                  gen, cfg.mixit_sink))  # (H, T, T)
+                                                  gen, cfg.mixit_sink, cfg.causal))  # (H, T, T)
 
-    def forward(self, x, return_att=False):
+    def forward(self, x, return_att=False, keep=None):
+        """keep (B, T) bool: the real tokens, where the input has pads (classify). A pad's value
+        is zeroed, so pads never reach a real token, as in the softmax variants; a real token's
+        row then sums to 1 minus A's weight on the pads (the reference mixes its pads in)."""
         B, T, C = x.size()
         v = self.mult * self.v_proj(x)  # (B, T, C); mult: see --mixit_mult
+        v = v if keep is None else v * keep[:, :, None]
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
-        A = self.A[:, :T, :T].to(v.dtype)  # causal, so a shorter input uses the top-left corner
+        A = self.A[:, :T, :T].to(v.dtype)  # causal: a shorter input uses the top-left corner
         y = (A @ v).transpose(1, 2).reshape(B, T, C)  # (H,T,T) @ (B,H,T,hd) -> (B, T, C)
         return self.mult * self.o_proj(y), (A.expand(B, -1, -1, -1) if return_att else None)
 
@@ -181,16 +198,21 @@ class Block(nn.Module):
         # residual x + f(x); MixiT (reference code): sqrt(1/2) x + sqrt(1/2) f(x)
         self.skip = self.res = math.sqrt(0.5) if cfg.residual == "scaled" else 1.0
 
-    def forward(self, x, return_att=False):
-        a, att = self.attn(self.norm1(x), return_att)
+    def forward(self, x, return_att=False, keep=None):
+        a, att = self.attn(self.norm1(x), return_att, keep)
         x = self.skip * x + self.res * a
         x = self.skip * x + self.res * self.mlp(self.norm2(x))
         return x, att
 
 
 class GPT(nn.Module):
-    def __init__(self, cfg, vocab_size):
+    """Token ids (B, T) -> logits (B, T, n_out). n_out is the vocabulary, or for classify the
+    number of classes (its loss reads one position, the last real token: tasks.make_classify).
+    pad_id: tokens of this id are invisible to every other token (classify's padding)."""
+
+    def __init__(self, cfg, vocab_size, n_out=None, pad_id=None):
         super().__init__()
+        self.pad_id = pad_id
         self.cfg = cfg
         self.wte = nn.Embedding(vocab_size, cfg.n_embd)
         # MixiT has no queries or keys to carry RoPE, so it learns absolute positions instead
@@ -198,7 +220,7 @@ class GPT(nn.Module):
         gen = torch.Generator().manual_seed(cfg.seed)  # the mixing matrices' own, explicit seed
         self.blocks = nn.ModuleList([Block(cfg, gen) for _ in range(cfg.n_layer)])
         self.norm_f = RMSNorm(cfg.n_embd)
-        self.lm_head = nn.Linear(cfg.n_embd, vocab_size, bias=False)  # untied from wte
+        self.lm_head = nn.Linear(cfg.n_embd, n_out or vocab_size, bias=False)  # untied from wte
         self.mult = cfg.mixit_mult if cfg.variant == "mixit" else 1.0
         for name, m in self.named_modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
@@ -216,9 +238,10 @@ class GPT(nn.Module):
         x = self.wte(idx)  # (B, T, C)
         if self.wpe is not None:
             x = x + self.wpe(torch.arange(T, device=idx.device))
+        keep = None if self.pad_id is None else idx != self.pad_id  # (B, T): the real tokens
         hidden, atts = [], []
         for block in self.blocks:
-            x, att = block(x, return_hidden)
+            x, att = block(x, return_hidden, keep)
             hidden.append(x)
             atts.append(att)
         logits = self.mult * self.lm_head(self.norm_f(x))
@@ -354,15 +377,27 @@ def build(cfg, verbose=True):
     """Config -> (task, model on its device, device, dtype, (#trainable, #frozen))."""
     device = pick_device(cfg.device)
     dtype = pick_dtype(cfg.dtype, device)
-    task = tasks.make_task(cfg.task, cfg.task_size, device, cfg.data_seed, cfg.eval_size, cfg.data)
+    task = tasks.make_task(cfg.task, cfg.task_size, device, cfg.data_seed, cfg.eval_size, cfg.data,
+                           cfg.test_data)
     cfg.task_size = task.size
     if cfg.block_size == 0:
         cfg.block_size = task.block_size
     if cfg.block_size < task.block_size:
         raise UsageError(f"task {cfg.task} needs sequences of {task.block_size} tokens, "
                          f"longer than --block_size {cfg.block_size}")
+    if not cfg.causal and cfg.block_size != task.block_size:  # (a corner of a full A is not one)
+        raise UsageError("--causal false takes sequences of exactly --block_size tokens; leave "
+                         "--block_size at 0")
+    # a step keeps about 25 activations of width C per token and block, and 3 copies of the
+    # logits: refuse a batch that cannot fit, instead of being killed by the operating system
+    step_bytes = 4 * cfg.batch_size * cfg.block_size * (25 * cfg.n_layer * cfg.n_embd + 3 * task.vocab_size)
+    memory = (torch.cuda.mem_get_info()[1] if device.startswith("cuda")
+              else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    if step_bytes > memory:
+        raise UsageError(f"--batch_size {cfg.batch_size} needs about {step_bytes / 2**30:,.0f} GiB "
+                         f"for one training step; this {device} has {memory / 2**30:,.0f} GiB")
     torch.manual_seed(cfg.seed)
-    model = GPT(cfg, task.vocab_size)
+    model = GPT(cfg, task.vocab_size, task.classes and len(task.classes), task.pad_id)
     n_train, n_frozen = freeze(model, frozen_parts(cfg), verbose, label=f"variant {cfg.variant}")
     model.to(device)
     if device.startswith("cuda"):
@@ -401,41 +436,143 @@ def train_step(model, fwd, optimizer, batch, lr, cfg, dtype):
     return loss
 
 
-def train(cfg, task, model, device, dtype, record):
+def stop_reason(cfg, history, task):
+    """Why the run stops at its latest evaluation (the stopping rule), or None to go on. Off
+    unless --stop_acc or --patience is given, so that the default runs keep their records."""
+    last = history[-1]
+    if cfg.stop_acc and last["step"] > 0 and last["acc"] >= cfg.stop_acc:
+        return f"test accuracy {last['acc']:.4f} reached --stop_acc {cfg.stop_acc:g}"
+    if cfg.patience and last["step"] >= max(cfg.min_steps, cfg.patience):
+        # lm is scored by its validation loss: it stops once it overfits, near its best loss
+        score = (lambda h: -h["loss"]) if task.name == "lm" else (lambda h: h["acc"])
+        gain = max(map(score, history)) - max(score(h) for h in history
+                                              if h["step"] <= last["step"] - cfg.patience)
+        if gain <= cfg.min_delta:
+            what = "validation loss fell" if task.name == "lm" else "test accuracy rose"
+            return f"{what} by {gain:.4f} (at most --min_delta {cfg.min_delta:g}) in the last {cfg.patience} steps"
+    return None
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived during training: the state was saved, the run stops."""
+
+
+SIGNAL = {"got": None}  # set by the handler below, read once per training step
+
+
+def on_signal(signum, frame):
+    SIGNAL["got"] = signum  # the loop saves the state at the next step and stops
+
+
+def agree(value, world):
+    """Rank 0's value on every rank (DDP), so that all ranks stop at the same step."""
+    if world > 1:
+        box = [value]
+        dist.broadcast_object_list(box, src=0)
+        value = box[0]
+    return value
+
+
+def resume_path(cfg):
+    """Where a run saves its state: --resume, or for a run without it a path from its tag."""
+    name = cfg.tag or f"{cfg.task}_{cfg.variant}_s{cfg.seed}"
+    return cfg.resume or os.path.join("results", "ckpt", f"interrupted_{name.replace('/', '_')}.pt")
+
+
+# settings that may differ between a run and its resumption: they change no number
+RESUME_FREE = ("resume", "out", "log_interval", "examples", "save", "compile", "cuda_graphs")
+
+
+def load_state(cfg, world):
+    """The training state saved at --resume, if there is one, checked against this run."""
+    if not (cfg.resume and os.path.isfile(cfg.resume)):
+        return None
+    state = load_checkpoint(cfg.resume)
+    mine = dataclasses.asdict(cfg)
+    for k, v in state["config"].items():
+        if k not in RESUME_FREE and mine.get(k) != v:
+            raise UsageError(f"--resume {cfg.resume} was saved by another run (--{k} {v} there, "
+                             f"{mine.get(k)} here): delete it or run with its settings")
+    if "step" not in state or len(state["gens"]) != world:
+        raise UsageError(f"--resume {cfg.resume} is not the state of a run on {world} process(es)")
+    return state
+
+
+def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     """The training loop. Returns the list of evaluation results (the learning curve).
 
     Under torchrun (several processes, `init_distributed`), each rank draws its own share of
     every batch from its own seed (seed + rank), DistributedDataParallel averages the gradients,
-    and rank 0 alone evaluates and prints. One process is simply rank 0 of 1."""
+    and rank 0 alone evaluates and prints. One process is simply rank 0 of 1.
+
+    With --resume the whole state (model, AdamW, every random generator, step, learning curve,
+    timings) is saved at each evaluation and on SIGINT/SIGTERM, and a run that finds it there
+    continues from it: it ends exactly where an uninterrupted run ends."""
     rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+    t_run = t_run or time.time()
     optimizer = make_optimizer(model, cfg, device)
+    gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
+    history, train_time, start, first_bad = [], 0.0, 0, -1  # train_time: the clock stops during evals
+    if state:  # continue an interrupted run
+        if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
+            unfreeze(model, optimizer, cfg)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        gen.set_state(state["gens"][rank])
+        torch.set_rng_state(state["cpu_rng"])
+        history, train_time, start, first_bad = state["history"], state["train_s"], state["step"], state["first_bad"]
+        record.update(state["record"])
+        record["resumed_at"] = record.get("resumed_at", []) + [start]
+        print(f"resumed from {cfg.resume} at step {start}")
     fwd, sync = compiled(model, cfg, device)  # evaluation calls the model itself
     train_fwd = fwd
     if world > 1:  # frozen parameters and MixiT's buffers need nothing special: DDP skips them
         ddp = nn.parallel.DistributedDataParallel(
             model, device_ids=[torch.cuda.current_device()] if device.startswith("cuda") else None)
         train_fwd, _ = compiled(ddp, cfg, device)
-    gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
-    history, train_time, t0 = [], 0.0, time.time()  # train_time: the clock stops during evals
-    logged_time, logged_step = 0.0, 0
-    first_bad = torch.tensor(-1, device=device)  # the first step whose loss was nan/inf, or -1
-    for step in range(cfg.steps + 1):
-        if step % cfg.eval_interval == 0 or step == cfg.steps:
+
+    def save_state(path, step):  # every rank calls it (the generators are gathered); rank 0 writes
+        gens = [gen.get_state()]
+        if world > 1:
+            gens = [None] * world
+            dist.all_gather_object(gens, gen.get_state())
+        if rank == 0:
+            keep = {k: record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at") if k in record}
+            save_checkpoint(path, model, cfg, optimizer=optimizer.state_dict(), gens=gens,
+                            cpu_rng=torch.get_rng_state(), step=step, history=history,
+                            train_s=train_time, first_bad=int(first_bad),
+                            record={**keep, "wall_s": record.get("wall_s", 0) + time.time() - t_run})
+
+    t0, logged_time, logged_step = time.time(), train_time, start
+    first_bad = torch.tensor(first_bad, device=device)  # the first step whose loss was nan/inf, or -1
+    for step in range(start, cfg.steps + 1):
+        if (SIGNAL["got"] is not None) if world == 1 else (step % cfg.log_interval == 0 and agree(SIGNAL["got"], world)):
+            train_time += time.time() - t0
+            save_state(resume_path(cfg), step)
+            raise Interrupted(step)
+        if (step % cfg.eval_interval == 0 or step == cfg.steps) and not (history and history[-1]["step"] == step):
             sync()
             train_time += time.time() - t0
+            reason = None
             if rank == 0:
                 m = evaluate(fwd, task, dtype)
                 history.append({"step": step, "train_s": round(train_time, 2), **m})
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
+                reason = stop_reason(cfg, history, task)
+            reason = agree(reason, world)
+            if reason or step == cfg.steps:
+                record["stop"] = {"reason": reason or "reached --steps", "step": step}
+                print(f"step {step:5d} | stop: {record['stop']['reason']}")
+                break
+            if cfg.resume and step > start:  # a run killed outright continues from here
+                save_state(cfg.resume, step)
             t0 = time.time()
-        if step == cfg.steps:
-            break
         if cfg.unfreeze_at and step == cfg.unfreeze_at:  # a hybrid schedule (paper, Sec. 7)
             record["unfrozen_params"] = unfreeze(model, optimizer, cfg)
             record["unfrozen_at"] = step
             print(f"step {step:5d} | unfroze {record['unfrozen_params']:,} parameters")
-        batch = task.get_batch(cfg.batch_size // world, gen)
+        batch = task.get_batch(cfg.batch_size // world, gen, cfg.resample)
         if step == 0 and not batch[2].any():  # one host sync, once: is anything scored at all?
             raise UsageError(f"the first training batch of {cfg.task}-{task.size} has no scored "
                              "position: every row fell on the test side; use a larger "
@@ -506,6 +643,12 @@ def show_examples(model, task, dtype, n):
     order = torch.cat([torch.nonzero(~right).flatten()[: n // 2], torch.nonzero(right).flatten()])
     print(f"\nexamples from the test set ({task.note}):")
     for i in order[:n].tolist():
+        if task.classes:  # classify: the text, then its class as the file writes it
+            text = " ".join(tasks.text_of(x[i]).split())  # newlines and runs of spaces: one space
+            text = repr(text if len(text) <= 80 else text[:77] + "...")
+            p, t = (task.classes[int(c[mask[i]][0])] for c in (pred[i], y[i]))
+            print(f"  {'RIGHT' if right[i] else 'WRONG'}  review {text} -> predicted {p}, true {t}")
+            continue
         shown = x[i][: int(torch.nonzero(mask[i]).min()) + 1] if task.name != "hop" else x[i]
         print(f"  {'RIGHT' if right[i] else 'WRONG'}  {task.decode(shown)[-120:]}  ->")
         print(f"         expected: {task.decode(y[i][mask[i]])[:100]}")
@@ -535,11 +678,12 @@ def token_covariance(model, task, n=256):
 # Checkpoints and run records
 
 
-def save_checkpoint(path, model, cfg):
-    """Written to a temporary file first, so an interrupted save never destroys an old one."""
+def save_checkpoint(path, model, cfg, **state):
+    """Written to a temporary file first, so an interrupted save never destroys an old one.
+    `state` (a resumable run's optimizer, generators, step, ...) is saved beside the model."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = path + ".tmp"
-    torch.save({"config": dataclasses.asdict(cfg), "model": model.state_dict()}, tmp)
+    torch.save({"config": dataclasses.asdict(cfg), "model": model.state_dict(), **state}, tmp)
     os.replace(tmp, path)
 
 
@@ -602,7 +746,11 @@ class Config:
                              "state, same schedule); 0 = never")
     task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
                            "0 = the task's CPU-friendly default")
-    data: str = _f("", "text file for --task lm (default: Python's own help text)")
+    data: str = _f("", "lm: a text file (default: Python's own help text; 'stdlib': the standard "
+                       "library's sources, 25x larger); classify: the labelled texts, Yelp's CSV "
+                       "\"label\",\"text\" or label<TAB>text")
+    test_data: str = _f("", "classify: the test file (e.g. Yelp's test.csv); '' = hold out one "
+                            "text in five by hash")
     # model
     n_layer: int = _f(2, "number of Transformer blocks")
     n_head: int = _f(4, "attention heads per block (MixiT: random mixing matrices per block)")
@@ -611,6 +759,8 @@ class Config:
     qk_init_std: float = _f(0.0, "std of the random W_Q, W_K at init (frozen_qk keeps them "
                                  "forever); 0 = 1/sqrt(n_embd), the paper's N(0, 1/d). The "
                                  "reference code uses 0.02, as for every other weight (README)")
+    causal: bool = _f(True, "each token sees only the earlier ones; false = bidirectional (every "
+                            "variant, MixiT's A full), classify's default; only for classify, hop")
     # MixiT's block differs from Standard's in three more ways than its attention (README); each
     # is a switch, so that the attention's own effect can be measured apart from its block
     positions: str = _f("auto", "rope or learned (absolute, added to the input); auto = learned "
@@ -632,10 +782,17 @@ class Config:
     beta1: float = _f(0.9, "AdamW beta1")
     beta2: float = _f(0.999, "AdamW beta2")
     grad_clip: float = _f(1.0, "clip the gradient norm to this (0: off)")
+    resample: bool = _f(False, "draw training rows from the training side only (redraw the test "
+                               "side's fifth instead of masking it): every row of a batch learns")
     seed: int = _f(0, "seed for the model init, the MixiT matrices and the training batches")
     data_seed: int = _f(12345, "seed of the task's fixed test set (and of memorize's table)")
     # evaluation and output
     eval_interval: int = _f(250, "evaluate on the test set every this many steps")
+    stop_acc: float = _f(0.0, "stop once the test accuracy reaches this (0 = never)")
+    patience: int = _f(0, "stop once the last this many steps raised the test accuracy (lm: "
+                          "lowered the validation loss) by at most --min_delta (0 = never)")
+    min_delta: float = _f(0.0, "the gain that --patience asks for")
+    min_steps: int = _f(0, "--patience stops no run before this step")
     eval_size: int = _f(2000, "sequences in the fixed test set (the paper uses 4000)")
     log_interval: int = _f(50, "print a progress line every this many steps")
     examples: int = _f(6, "decoded test examples printed at the end (right and wrong)")
@@ -643,19 +800,21 @@ class Config:
     tag: str = _f("", "free-form label stored in the record (run_all.sh uses it)")
     save: str = _f("", "write a checkpoint here at the end (model, mixing matrices, config)")
     load: str = _f("", "start from this checkpoint; its model and task settings are used")
+    resume: str = _f("", "save the training state here at each evaluation and on SIGINT/SIGTERM, "
+                         "and continue from it if it exists; deleted once the record is written")
     # speed
     device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
     dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
                             "with native bf16, else fp32")
     compile: bool = _f(True, "torch.compile the model on CUDA (ignored on CPU)")
     cuda_graphs: bool = _f(False, "with --compile on CUDA: mode='reduce-overhead' (CUDA graphs); "
-                                  "faster in --bench, not yet checked in a full training run")
-    bench: bool = _f(False, "benchmark: time training steps for every variant and exit")
+                                  "faster in bench.py, not yet checked in a full training run")
 
 
 # settings that define the model and its data: a checkpoint brings these along
-ARCH_KEYS = ("task", "variant", "task_size", "data", "n_layer", "n_head", "n_embd", "block_size",
-             "positions", "mlp_act", "residual", "mixit_mult", "mixit_sink", "data_seed")
+ARCH_KEYS = ("task", "variant", "task_size", "data", "test_data", "n_layer", "n_head", "n_embd",
+             "block_size", "causal", "positions", "mlp_act", "residual", "mixit_mult", "mixit_sink",
+             "data_seed")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -682,7 +841,7 @@ def parse_args(argv):
     for f in dataclasses.fields(Config):
         kind = _bool if f.type in (bool, "bool") else {"int": int, "float": float}.get(
             f.type if isinstance(f.type, str) else f.type.__name__, str)
-        extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--bench" = "--bench true"
+        extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--resample" = "... true"
         p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar="",
                        help=f"{f.metadata['help']} (default: {f.default})", **extra)
     return vars(p.parse_args(argv))
@@ -697,6 +856,20 @@ def writable(path):
     except OSError:
         return False
     return not os.path.isdir(path) and os.path.isdir(folder) and os.access(folder, os.W_OK)
+
+
+# What each numeric setting must be: (settings, test, the rule as the error states it)
+RULES = [
+    (("n_layer", "n_head", "n_embd", "batch_size", "eval_interval", "log_interval", "eval_size"),
+     lambda v: v >= 1, "be at least 1"),
+    (("steps", "task_size", "block_size", "warmup", "patience", "min_steps"), lambda v: v >= 0,
+     "not be negative"),
+    (("weight_decay", "grad_clip", "qk_init_std", "min_delta"), lambda v: v >= 0, "not be negative"),
+    (("lr", "mixit_mult"), lambda v: 0 < v < math.inf, "be a positive number"),  # mult 0: no signal
+    (("beta1", "beta2"), lambda v: 0 <= v < 1, "be in [0, 1)"),
+    (("stop_acc",), lambda v: 0 <= v <= 1, "be between 0 and 1"),
+    (("seed", "data_seed"), lambda v: 0 <= v < 2 ** 63, "be between 0 and 2^63 - 1"),  # torch's
+]
 
 
 def resolve_config(given):
@@ -720,8 +893,10 @@ def resolve_config(given):
     cfg = Config(**settings)
     if cfg.variant not in VARIANTS:
         raise UsageError(f"unknown variant '{cfg.variant}'; choose one of: {', '.join(VARIANTS)}")
-    if cfg.n_layer < 1 or cfg.n_head < 1 or cfg.n_embd < 1:
-        raise UsageError("n_layer, n_head and n_embd must be positive")
+    for keys, ok, must in RULES:
+        for k in keys:
+            if not ok(getattr(cfg, k)):  # (a nan fails every rule)
+                raise UsageError(f"--{k} must {must}, got {getattr(cfg, k)}")
     if cfg.n_embd % cfg.n_head:
         raise UsageError(f"n_embd ({cfg.n_embd}) must be divisible by n_head ({cfg.n_head})")
     mixit = cfg.variant == "mixit"
@@ -737,32 +912,19 @@ def resolve_config(given):
     if cfg.positions == "rope" and (cfg.n_embd // cfg.n_head) % 2:
         raise UsageError(f"the head size n_embd/n_head = {cfg.n_embd // cfg.n_head} must be even "
                          "for rotary position embeddings")
+    if not cfg.causal and cfg.task not in ("classify", "hop"):  # hop's answer is an earlier token
+        raise UsageError(f"--causal false would show {cfg.task} the next token it must predict; "
+                         "only classify and hop can be bidirectional")
     if cfg.unfreeze_at and not 0 < cfg.unfreeze_at < cfg.steps:
         raise UsageError(f"--unfreeze_at must be between 1 and --steps - 1 ({cfg.steps - 1}), "
                          f"got {cfg.unfreeze_at}")
     if cfg.unfreeze_at and not frozen_parts(cfg):
         raise UsageError(f"--unfreeze_at: variant {cfg.variant} freezes nothing (add --freeze)")
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
-    for k in ("steps", "task_size", "block_size", "warmup"):
-        if getattr(cfg, k) < 0:
-            raise UsageError(f"--{k} must not be negative")
-    for k in ("batch_size", "eval_interval", "log_interval"):
-        if getattr(cfg, k) < 1:
-            raise UsageError(f"--{k} must be at least 1")
-    if not 0 < cfg.lr < math.inf:  # (also catches nan)
-        raise UsageError(f"--lr must be a positive number, got {cfg.lr}")
-    if cfg.eval_size < 1:
-        raise UsageError("--eval_size must be at least 1: every run is scored on a test set")
-    for k in ("beta1", "beta2"):
-        if not 0 <= getattr(cfg, k) < 1:
-            raise UsageError(f"--{k} must be in [0, 1), got {getattr(cfg, k)}")
-    for k in ("weight_decay", "grad_clip", "qk_init_std", "mixit_mult"):
-        if not getattr(cfg, k) >= 0:
-            raise UsageError(f"--{k} must not be negative, got {getattr(cfg, k)}")
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)
-    for k in ("out", "save"):  # fail now, not after the whole run
+    for k in ("out", "save", "resume"):  # fail now, not after the whole run
         path = getattr(cfg, k)
         if path and not writable(path):
             raise UsageError(f"--{k} {path} is not a file path that can be written")
@@ -802,7 +964,14 @@ def run(cfg):
     print("config:", json.dumps(dataclasses.asdict(cfg)))
     print(f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}")
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
-    history = train(cfg, task, model, device, dtype, record)
+    state = load_state(cfg, world)
+    handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    SIGNAL["got"] = None
+    try:  # a signal now saves the training state instead of losing it (train)
+        history = train(cfg, task, model, device, dtype, record, t0, state)
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
     if rank > 0:  # rank 0 evaluates, prints, saves and writes the record; the others wait for it:
         dist.barrier()  # a rank that left the group early could abort at exit (gloo, under load)
         return None
@@ -819,11 +988,13 @@ def run(cfg):
         print(f"checkpoint saved to {cfg.save}")
     record.update({
         "final": final, "best_acc": max(h["acc"] for h in history), "history": history,
-        "steps": cfg.steps, "wall_s": round(time.time() - t0, 2),
-        "ms_per_step": round(1000 * record["train_s"] / max(1, cfg.steps), 2),
+        "steps": final["step"], "wall_s": round(record.get("wall_s", 0) + time.time() - t0, 2),
+        "ms_per_step": round(1000 * record["train_s"] / max(1, final["step"]), 2),
         **environment(device, dtype)})
     if cfg.out:
         append_record(cfg.out, record)
+    if cfg.resume and os.path.isfile(cfg.resume):  # the record holds the run now
+        os.remove(cfg.resume)
     if world > 1:
         dist.barrier()
     return record
@@ -833,15 +1004,19 @@ def main(argv=None):
     try:
         given = parse_args(sys.argv[1:] if argv is None else argv)
         cfg = resolve_config(given)
-        if cfg.bench:  # every variant, unless one was named (bench.py)
-            import bench
-            return bench.bench(cfg, (cfg.variant,) if "variant" in given else VARIANTS)
         run(cfg)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except Interrupted as e:  # SIGINT or SIGTERM in training: the state is saved (train)
+        path, got = resume_path(cfg), SIGNAL["got"]
+        again = "the same command" + ("" if cfg.resume else f" with --resume {path}")
+        if not dist.is_initialized() or dist.get_rank() == 0:
+            print(f"\n{signal.Signals(got).name} at step {e.args[0]}: the run's state is saved in "
+                  f"{path}; {again} continues it (no record was written yet)", file=sys.stderr)
+        sys.exit(128 + got)
     except KeyboardInterrupt:
-        print("\ninterrupted: nothing was written for this run", file=sys.stderr)
+        print("\ninterrupted: no record was written for this run", file=sys.stderr)
         sys.exit(130)
     finally:
         if dist.is_available() and dist.is_initialized():

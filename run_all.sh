@@ -12,21 +12,34 @@
 #                             3-hop induction (3000 steps), MixiT with 64 heads on add (8000
 #                             steps) and dyck (1200), memorization capacity with a table no
 #                             variant can hold (n = 128 at width 16, 6000 steps), and depth where
-#                             Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT;
-#                             3 seeds
+#                             Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT,
+#                             and Table 1's and 3's unstable cells given more steps (copy, induction,
+#                             modadd); 3 seeds
+#   --list                    print the queue (what is left to run, in order) and exit
 #   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
 #                             (bench.py's cost model), the total at PER_GPU packing; runs nothing
 #   --paper-smoke             every paper-scale run at its true size for 2 steps on this machine,
 #                             into results/paper-smoke.jsonl, then the report: catches shape,
 #                             memory and configuration errors before any GPU time is spent
+#   --minutes M               stop within M minutes (a GPU lent in 10-minute calls: --minutes 9):
+#                             no cell starts that the --plan model says would not finish (a cell
+#                             longer than M goes in pieces, each started with half of M left),
+#                             running cells get SIGTERM 30 s before the end and save their state;
+#                             the next call resumes them
 #
+# YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick adds the Yelp cells (y/yelp/*: Table
+# 3b, with MixiT at 4 and 64 heads): the folder holds Yelp's train.csv and test.csv (README, "Text
+# classification"); the path may not contain spaces. Without YELP the table says how to get it.
 # ONLY='t1/|t3/' bash run_all.sh runs only the runs whose tag matches (a GPU lent in short calls).
 # CPU_DTYPE=bfloat16 bash run_all.sh --quick runs the quick list in bf16 autocast instead of fp32,
 # into results/quick-bfloat16.jsonl; report.py then checks it against the fp32 tables.
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
-# A cell whose record already exists is skipped, so an interrupted sweep resumes where it
-# stopped, and `--seeds 3` after `--seeds 1` runs only seeds 1 and 2. Runs go in parallel: one
+# A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
+# interrupted sweep resumes where it stopped, and `--seeds 3` after `--seeds 1` runs only seeds 1
+# and 2. Each run saves its state at every evaluation and on SIGTERM under results/ckpt/<scale>/
+# (not in git), so a half-finished cell continues where it stopped. The queue runs the claims'
+# cells first (seed 0), then the other seeds, then the studies (bench.py --todo). Runs go in parallel: one
 # per GPU (each sees only its own), or on a CPU one per core with one thread each. At the end
 # report.py renders the tables (results/tables_<scale>.md) and draws the figures into plots/.
 set -euo pipefail
@@ -37,8 +50,10 @@ SCALE=paper
 SMOKE=""
 N_SEEDS=""
 N_SEEDS_GIVEN=""
-usage() { echo "usage: bash run_all.sh [--quick | --smoke | --plan | --paper-smoke] [--seeds N] [--studies] [--claims]" >&2; exit 2; }
+usage() { echo "usage: bash run_all.sh [--quick | --smoke | --plan | --paper-smoke] [--seeds N] [--studies] [--claims] [--minutes M]" >&2; exit 2; }
+MINUTES=""
 PLAN=""
+LIST=""
 STUDIES=""
 CLAIMS=""
 while [ $# -gt 0 ]; do
@@ -46,10 +61,12 @@ while [ $# -gt 0 ]; do
     --quick) SCALE=quick ;;
     --smoke) SCALE=smoke; SMOKE="--steps 20 --eval_interval 10" ;;
     --plan) PLAN=1 ;;
+    --list) LIST=1 ;;
     --studies) STUDIES=1 ;;
     --claims) CLAIMS=1 ;;
     --paper-smoke) SCALE=paper-smoke; SMOKE="--steps 2 --eval_interval 1 --eval_size 64 --warmup 1" ;;
     --seeds) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage; N_SEEDS=$2; N_SEEDS_GIVEN=$2; shift ;;
+    --minutes) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage; MINUTES=$2; shift ;;
     *) usage ;;
   esac
   shift
@@ -58,9 +75,8 @@ CPU_DTYPE=${CPU_DTYPE:-float32}
 NAME=$SCALE  # the results file's name: quick, paper, ..., or quick-bfloat16
 [ $SCALE = quick ] && [ "$CPU_DTYPE" != float32 ] && NAME=$SCALE-$CPU_DTYPE
 OUT=results/$NAME.jsonl
-[ -n "$PLAN" ] && OUT=$(mktemp)  # the plan lists every run, done or not
 LOGS=results/logs/$NAME  # one folder per results file: they share their tags
-mkdir -p "$LOGS" results/ckpt plots
+mkdir -p "$LOGS" results/ckpt/$NAME plots
 touch "$OUT"
 
 # runs go round-robin over the GPUS GPUs; PER_GPU=2 (env) puts two small runs on each GPU at once
@@ -96,33 +112,50 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   # 2500 steps before it climbs (at 1000 steps the table said 25/45/46/64%)
   RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
   HEADS="1 4 16 64"; HEAD_STEPS=4000; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
+  DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
+  RETRIEVE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
+  # Yelp: 128 bytes of each review; 2000 of the 38000 test reviews (±1 point at 90%)
+  YELP_ARGS="--n_embd 64 --n_head 4 --n_layer 2 --task_size 128 --batch_size 64 --steps 1500 --lr 1e-3 --warmup 100 --eval_interval 250 --eval_size 2000"
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
   # bf16, AMX) and fp32 on the others, and the published tables should not depend on the CPU
   DTYPE="--dtype $CPU_DTYPE"
 else
   N_SEEDS=${N_SEEDS:-3}; [ $SCALE = paper-smoke ] && N_SEEDS=${N_SEEDS_GIVEN:-1}
-  # Steps, by a stated rule (bash run_all.sh --plan costs it): 3x the quick schedule, whose cells
-  # reach their plateau inside it (Table 8, steps to 99%), because the paper-scale lr is 3x lower.
-  # The first paper runs (one H200, seed 0, FINDINGS "The paper scale") found
-  # the rule too short for retrieval at paper sizes: needle-30 and induction-64 sit on their
-  # plateau for 1200 steps at lr 1e-3 (a lower lr, 3e-4, and 4000 steps got Frozen-QK out of it,
-  # but not yet Standard on needle-30: x/paper-long/* in results/extra.jsonl). Not yet changed.
-  # MixiT's heads (Table 5) keep 10000: at quick scale they sat on a plateau for 2500 steps.
-  BASE="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 1e-3 --warmup 300 --eval_interval 300"
-  SPARSE="--batch_size 256 --steps 1200"
-  DENSE="--batch_size 256 --steps 3000"
-  # hop: 5 layers, the paper's depth for 16 hops; at 2 layers every variant ended at 32% (seed 0,
-  # x/paper-r1/hop-L2/* in results/extra.jsonl): one layer composes at most a hop or two
-  MODADD=$SPARSE; HOP="$SPARSE --n_layer 5"
+  # One recipe per task, each from the reference code's own settings (REFERENCE_NOTES) or from a
+  # probe record that shows its plateau (records x/paper-long/* in results/extra.jsonl and the
+  # first paper runs t*/*/s0 in results/paper.jsonl; FINDINGS, "The paper scale"). A stopping rule ends each run at its plateau (--stop_acc: solved; --patience: flat),
+  # so the generous --steps cost little where a cell converges; --plan prices the full budgets.
+  # --resample: every training row learns (the test side's fifth of the draws is redrawn).
+  BASE="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 1e-3 --warmup 300 --eval_interval 300 --resample"
+  SOLVED="--stop_acc 0.999"
+  FLAT="--patience 4000 --min_delta 0.01 --min_steps 8000"  # a run that never leaves its floor
+  # needle, induction (t1, f1): lr 3e-4 and up to 12000 steps. At lr 1e-3 Frozen-QK stays flat for 4000 steps on needle-30 and induction-64; at 3e-4 it solves them by steps 2000 and 2500, Standard solves induction by 2000 but not needle-30 in 3000 (x/paper-long/*/lr3e-4): 4x that
+  RETRIEVE="--batch_size 256 --lr 3e-4 --steps 12000 --eval_interval 500 $SOLVED $FLAT"
+  # copy-20: lr 1e-3, 1200 steps: every trained-attention variant copies 99.6-99.9% by then (t1/copy/*/s0)
+  COPY="--batch_size 256 --steps 1200 $SOLVED"
+  # hop-16: the retrieval recipe at the paper's 5 layers; at 2 layers every variant sat at 32% for 3000-4000 steps at either lr (x/paper-long/*-hop16, x/paper-r1/hop-L2/*). No 5-layer probe yet
+  HOP="$RETRIEVE --n_layer 5"
+  # add-10: 3000 steps; Standard, Frozen-QK, Frozen-MLP and Random reach 99.6-100% (t3/add/*/s0)
+  DENSE="--batch_size 256 --steps 3000 $SOLVED"
+  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps); at batch 256 Frozen-QK only began to grok by step 4000 (x/paper-long/frozen_qk-modadd599)
+  MODADD="--batch_size 4000 --lr 1e-3 --warmup 50 --steps 20000 --eval_interval 500 --stop_acc 0.99"
+  # dyck-30: up to 6000 steps: at 1200 three variants were still on their plateau (83-89%, t3/dyck/*/s0)
+  DYCK="--batch_size 256 --steps 6000 $SOLVED --patience 2000 --min_delta 0.01 --min_steps 3000"
   declare -A SIZE=([add]=10 [modadd]=599 [dyck]=30 [memorize]=512 [needle]=30 [copy]=20 [induction]=64 [hop]=16 [lm]=256)
   NEEDLE_SIZES="5 10 20 30"
-  MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 3600 --lr 5e-3 --task_size 512"
-  # the default corpus is 466 KB: 2000 steps of 64 x 256 bytes are already 70 passes over it, and
-  # the first paper runs overfit it after step 250 (Table 2 shows each run's lowest loss as well)
-  LM="--n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 2000 --lr 5e-4 --warmup 200 --eval_interval 250"
-  HEADS="4 32 64 256"; HEAD_STEPS=10000; DEPTHS="2 4 8 16"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
+  # memorize-512: the reference's hdmemorize (batch 32768, lr 5e-3, wd 1e-4, warm-up 500), to its plateau: at most a point gained over the last 3000 steps (20% of the 15000); at 3600 steps Standard still gained 4 points in its last 600 (t4/memorize/standard/s0)
+  MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 15000 --lr 5e-3 --weight_decay 1e-4 --warmup 500 --eval_interval 500 --task_size 512 --patience 3000 --min_delta 0.01 --min_steps 6000"
+  # lm: the standard library's sources (--data stdlib, 11 MB on Python 3.11) instead of the 466 KB help text, which 2000 steps passed over 70 times (overfit after step 250, t2/lm/*/s0): 1800 steps of 64 x 256 bytes pass over it about 3 times; the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
+  LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
+  # Table 5 (MixiT's heads on add-10): up to 20000 steps; at 10000 each head count still climbed step by step (t5/add/heads*/s0)
+  HEADS="4 32 64 256"; HEAD_STEPS=20000; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
+  # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
+  DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 --steps $HEAD_STEPS"; DEPTH_RANDOM_LR="1e-3 1e-2"
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000"
+  # Yelp: the reference's Standard recipe (4 layers, width 512, 8 heads, 10k steps, batch 256,
+  # lr 8e-4, context 256), the whole test set
+  YELP_ARGS="--n_embd 512 --n_head 8 --n_layer 4 --task_size 256 --batch_size 256 --steps 10000 --lr 8e-4 --warmup 500 --eval_interval 1000 --eval_size 38000"
   DTYPE=""  # auto: bf16 autocast on GPUs
 fi
 VARIANTS="standard frozen_qk frozen_mlp mixit random"
@@ -136,24 +169,26 @@ variant_args() {  # the extra row frozen_qk_ref: Frozen-QK at the reference code
   esac
 }
 JOBLIST=$(mktemp)
-trap 'rm -f "$JOBLIST"' EXIT
-cell() {  # cell TAG ARGS...: queue a run unless results already hold a record with this tag
+trap 'rm -f "$JOBLIST" "$JOBLIST.est"' EXIT
+cell() {  # cell TAG ARGS...: list a run (bench.py --todo drops those already done)
   local tag=$1; shift
-  grep -q "\"tag\": \"$tag\"" "$OUT" || echo "$tag $*${DTYPE:+ $DTYPE}${SMOKE:+ $SMOKE}" >>"$JOBLIST"
+  echo "$tag $*${DTYPE:+ $DTYPE}${SMOKE:+ $SMOKE}" >>"$JOBLIST"
 }
 for seed in $SEEDS; do
   # Table 6 first: its deep runs are the longest, and long runs first let the slots finish together.
   # The 2-layer runs are Table 3's add runs; report.py reuses them.
   for L in $DEPTHS; do                             # Table 6: depth, random vs MixiT on add
-    [ "$L" = 2 ] && continue
-    for v in random mixit; do
-      cell "t6/add/$v-L$L/s$seed" $BASE $DENSE --task add --task_size ${SIZE[add]} --variant $v --n_layer $L --seed $seed
+    # 2 layers: Table 3's add runs, which report.py reuses, unless the setting differs from theirs
+    [ "$L" = 2 ] && [ -z "$DEPTH_MIXIT" ] || cell "t6/add/mixit-L$L/s$seed" $BASE $DENSE $DEPTH_MIXIT --task add --task_size ${SIZE[add]} --variant mixit --n_layer $L --seed $seed
+    for lr in $DEPTH_RANDOM_LR; do  # the row at BASE's lr keeps its name
+      row=random; [[ " $BASE " == *" --lr $lr "* ]] || row=random-lr$lr
+      [ "$L" = 2 ] && [ $row = random ] || cell "t6/add/$row-L$L/s$seed" $BASE $DENSE --lr $lr --task add --task_size ${SIZE[add]} --variant random --n_layer $L --seed $seed
     done
   done
   for v in $T1_VARIANTS; do
     for t in needle induction copy hop; do        # Table 1: retrieval
       extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${NAME}_induction_$v.pt"
-      recipe=$SPARSE; [ $t = hop ] && recipe=$HOP
+      recipe=$RETRIEVE; [ $t = hop ] && recipe=$HOP; [ $t = copy ] && recipe=$COPY
       cell "t1/$t/$v/s$seed" $BASE $recipe --task $t --task_size ${SIZE[$t]} $(variant_args $v) --seed $seed $extra
     done
   done
@@ -163,18 +198,33 @@ for seed in $SEEDS; do
   for v in $VARIANTS; do
     cell "t3/add/$v/s$seed" $BASE $DENSE --task add --task_size ${SIZE[add]} --variant $v --seed $seed
     cell "t3/modadd/$v/s$seed" $BASE $MODADD --task modadd --task_size ${SIZE[modadd]} --variant $v --seed $seed
-    cell "t3/dyck/$v/s$seed" $BASE $SPARSE --task dyck --task_size ${SIZE[dyck]} --variant $v --seed $seed
+    cell "t3/dyck/$v/s$seed" $BASE $DYCK --task dyck --task_size ${SIZE[dyck]} --variant $v --seed $seed
     cell "t4/memorize/$v/s$seed" $MEM --task memorize --variant $v --seed $seed  # Tables 3 and 4
   done
   for v in standard frozen_qk mixit; do            # figure: needle accuracy against pairs
     for n in $NEEDLE_SIZES; do
-      cell "f1/needle$n/$v/s$seed" $BASE $SPARSE --task needle --task_size $n --variant $v --seed $seed
+      cell "f1/needle$n/$v/s$seed" $BASE $RETRIEVE --task needle --task_size $n --variant $v --seed $seed
     done
   done
   for h in $HEADS; do                              # Table 5: more heads for MixiT on add
     cell "t5/add/heads$h/s$seed" $BASE $DENSE --steps $HEAD_STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
   done
 done
+# --- Yelp (YELP=folder): Table 3b, bidirectional text classification, and MixiT with 4 and 64 heads
+if [ -n "${YELP:-}" ]; then
+  for f in train.csv test.csv; do
+    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (README, 'Text classification')" >&2; exit 2; }
+  done
+  YELP_HEADS=$(echo $YELP_ARGS | grep -o -- '--n_head [0-9]*' | cut -d' ' -f2)
+  for seed in $SEEDS; do
+    for v in standard frozen_qk frozen_mlp mixit; do
+      cell "y/yelp/$v/s$seed" $YELP_ARGS --task classify --data $YELP/train.csv --test_data $YELP/test.csv --variant $v --seed $seed
+    done
+    for h in 4 64; do  # a head count equal to the MixiT row's is that row (report.py)
+      [ $h = $YELP_HEADS ] || cell "y/yelp/mixit-heads$h/s$seed" $YELP_ARGS --task classify --data $YELP/train.csv --test_data $YELP/test.csv --variant mixit --n_head $h --seed $seed
+    done
+  done
+fi
 # --- claims 2-6 past the plateau (--claims, quick scale): the quick cells stop too early to test them
 # Table 1's 3-hop cells end at 1000 steps with Standard and Frozen-QK still climbing (Frozen-QK:
 # 82, 86, 87% at steps 600-1000); 3000 steps let both curves flatten. MixiT gets the 64 heads the
@@ -241,7 +291,9 @@ task_args() {  # a task at this scale's Table 1-4 settings
     memorize) echo "$MEM --task memorize" ;;
     add) echo "$BASE $DENSE --task add --task_size ${SIZE[add]}" ;;
     modadd) echo "$BASE $MODADD --task modadd --task_size ${SIZE[modadd]}" ;;
-    *) echo "$BASE $SPARSE --task $1 --task_size ${SIZE[$1]}" ;;
+    needle|induction) echo "$BASE $RETRIEVE --task $1 --task_size ${SIZE[$1]}" ;;
+    copy) echo "$BASE $COPY --task copy --task_size ${SIZE[copy]}" ;;
+    dyck) echo "$BASE $DYCK --task dyck --task_size ${SIZE[dyck]}" ;;
   esac
 }
 if [ -n "$STUDIES" ]; then
@@ -284,11 +336,14 @@ if [ $SCALE != paper-smoke ]; then
   for seed in $SEEDS; do cell "t7/bench/s$seed" $BENCH --bench --seed $seed; done
 fi
 
-if [ -n "$PLAN" ]; then
-  PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST"
-  rm -f "$OUT"
+if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes where it ran
+  PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST" "$OUT"
   exit 0
 fi
+# what is left to run, claims first; with --minutes also each run's estimated minutes
+$PYTHON bench.py --todo "$JOBLIST" "$OUT" ${MINUTES:+"$JOBLIST.est"} >"$JOBLIST.todo"
+mv "$JOBLIST.todo" "$JOBLIST"
+[ -n "$LIST" ] && { cat "$JOBLIST"; exit 0; }  # --list: the queue, in order, and nothing else
 
 # ONLY=REGEX (env) keeps the runs whose tag matches, e.g. ONLY='t1/|t3/' runs two tables' runs: a
 # GPU lent by the call (at most 10 minutes each) then takes the list in parts that each finish
@@ -302,7 +357,9 @@ fi
 n=$(wc -l <"$JOBLIST")
 echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in $LOGS/"
 start=$(date +%s)
-export OUT THREADS GPUS LOGS PYTHON LAUNCH
+# --minutes: the cells get SIGTERM 30 s before the end (they save their state), then the report
+STOP_AT=""; [ -n "$MINUTES" ] && STOP_AT=$((start + MINUTES * 60 - 30)) && BUDGET=$((MINUTES * 60 - 30))
+export OUT THREADS GPUS LOGS PYTHON LAUNCH STOP_AT BUDGET JOBLIST NAME
 # the benchmarks (the last lines) run alone, so that other runs do not disturb their timings; with
 # several GPUs, the paper-scale language models run first, one at a time, each across every GPU
 # (torchrun: DistributedDataParallel, the batch split over the GPUs)
@@ -313,14 +370,27 @@ if [ "$GPUS" -gt 1 ] && [ $SCALE = paper ]; then
 fi
 grep -v '^t7/bench' "$JOBLIST" | grep -v -x -F -f "$JOBLIST.ddp" >"$JOBLIST.runs" || true
 grep '^t7/bench' "$JOBLIST" >"$JOBLIST.bench" || true
-run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit.py)
+run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit.py or bench.py)
   local tag=$1; shift
-  local log="$LOGS/${tag//\//_}.log"
+  local log="$LOGS/${tag//\//_}.log" state="results/ckpt/$NAME/${tag//\//_}.pt" limit=() rc=0
   local gpus=$(( ${SLOT:-0} % GPUS ))
-  [ "$LAUNCH" != mixit.py ] && gpus=$(seq -s, 0 $((GPUS - 1)))
-  if CUDA_VISIBLE_DEVICES=$gpus OMP_NUM_THREADS=$THREADS \
-     $PYTHON $LAUNCH "$@" --tag "$tag" --out "$OUT" --examples 0 --log_interval 250 >"$log" 2>&1; then
+  [[ "$LAUNCH" == *torch.distributed* ]] && gpus=$(seq -s, 0 $((GPUS - 1)))
+  if [ -n "$STOP_AT" ]; then  # --minutes: start only what fits; stop it in time to save its state
+    local left=$((STOP_AT - $(date +%s))) need
+    need=$(awk -v t="$tag" '$1 == t {print int($2 * 60 + 0.5)}' "$JOBLIST.est"); need=${need:-0}
+    [ -f "$state" ] && need=60  # a half-finished cell goes on from its last evaluation
+    if [ "$left" -lt 60 ] || { [ "$need" -gt "$left" ] && { [ "$need" -le "$BUDGET" ] || [ $((2 * left)) -lt "$BUDGET" ]; }; }; then
+      echo "  later  $tag  (about $(( (need + 59) / 60 )) min, $((left / 60)) min left)"; return 0
+    fi
+    limit=(timeout -k 60 "$left")
+  fi
+  [[ " $* " == *" --bench "* ]] || set -- "$@" --resume "$state"
+  CUDA_VISIBLE_DEVICES=$gpus OMP_NUM_THREADS=$THREADS "${limit[@]}" \
+    $PYTHON $LAUNCH "$@" --tag "$tag" --out "$OUT" --examples 0 --log_interval 250 >"$log" 2>&1 || rc=$?
+  if [ $rc = 0 ]; then
     echo "  done   $tag  ($(grep -o 'final test accuracy [0-9.]*' "$log" || echo benchmark))"
+  elif [ -f "$state" ] && [ $rc = 124 -o $rc = 143 -o $rc = 130 ]; then
+    echo "  paused $tag  (its state is in $state: the next call resumes it)"
   else
     echo "  FAILED $tag  (see $log)"
   fi
@@ -332,9 +402,9 @@ if [ -s "$JOBLIST.ddp" ]; then
 fi
 # -r: an empty list runs nothing (plain xargs would run the command once, with no arguments)
 xargs -r -a "$JOBLIST.runs" -P "$JOBS" -L 1 --process-slot-var=SLOT bash -c 'run_one "$@"' _ || true
-THREADS=$($PYTHON -c "import os; print(os.cpu_count())") \
+LAUNCH=bench.py THREADS=$($PYTHON -c "import os; print(os.cpu_count())") \
   xargs -r -a "$JOBLIST.bench" -L 1 bash -c 'run_one "$@"' _ || true
-rm -f "$JOBLIST.runs" "$JOBLIST.bench" "$JOBLIST.ddp"
+rm -f "$JOBLIST.runs" "$JOBLIST.bench" "$JOBLIST.ddp" "$JOBLIST.est"
 echo "run_all ($SCALE): runs took $(( $(date +%s) - start ))s"
 
 $PYTHON report.py --scale "$SCALE"

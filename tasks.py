@@ -31,10 +31,15 @@ Tasks (`python mixit.py --task NAME`; `--task_size` sets the size in brackets):
     induction  the last token appeared once before: what followed it? [context length]
     hop        k-hop induction (Sanford et al., 2024)              [hops k]
     lm         byte-level language modelling on a text file        [context length]
+    classify   the class of a labelled text (Yelp reviews), bidirectional [context length]
 """
 
+import csv
 import math
 import os
+import re
+import sysconfig
+import zlib
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional
@@ -64,14 +69,22 @@ class Task:
     note: str = ""  # one line describing the format, printed at startup
 
     hash_split: bool = True  # sampled tasks: rows with hash = 0 mod 5 are the test side (lm: no)
+    classes: Optional[list] = None  # classify: the labels as the file writes them; the head
+    pad_id: Optional[int] = None  # predicts one of len(classes), and pad tokens are masked out
 
-    def get_batch(self, batch_size, gen):
-        """A training batch (x, y, mask), drawn on gen's device with no host sync."""
+    def get_batch(self, batch_size, gen, resample=False):
+        """A training batch (x, y, mask), drawn on gen's device with no host sync. With resample,
+        rows on the test side are replaced by other draws instead of masked: 1.5 B + 8 rows are
+        drawn and the first B on the training side kept (fewer than B of them: about 1e-6 at
+        B = 64), so each row is a fresh draw from the training side and every row learns."""
         if self.train is not None:  # finite set (modadd, memorize): pick rows
             x, y, mask = self.train
             idx = torch.randint(0, x.size(0), (batch_size,), generator=gen, device=gen.device)
             return x[idx], y[idx], mask[idx]
-        x, y, mask = self.sample(batch_size, gen)
+        x, y, mask = self.sample(batch_size + (batch_size // 2 + 8 if resample else 0), gen)
+        if resample and self.hash_split:  # a stable sort keeps the draw order on each side
+            keep = torch.argsort(on_test_side(x).int(), stable=True)[:batch_size]
+            x, y, mask = x[keep], y[keep], mask[keep]
         if self.hash_split:  # a row on the test side of the split carries no loss
             mask = mask & ~on_test_side(x)[:, None]
         return x, y, mask
@@ -501,11 +514,28 @@ def make_hop(hops, device, data_seed, n_test):
 # Language modelling
 
 
+def stdlib_text():
+    """Python's standard library sources (.py, without its tests, IDLE and demos) in path order:
+    about 11 MB on Python 3.11 (its size differs between versions; records name the Python)."""
+    skip = {"test", "tests", "idlelib", "site-packages", "dist-packages", "__pycache__",
+            "lib2to3", "turtledemo", "ensurepip"}
+    parts = []
+    for folder, dirs, files in os.walk(sysconfig.get_paths()["stdlib"]):
+        dirs[:] = sorted(d for d in dirs if d not in skip)  # a fixed walk order
+        for name in sorted(f for f in files if f.endswith(".py")):
+            with open(os.path.join(folder, name), "rb") as f:
+                parts.append(f.read())
+    return b"".join(parts)
+
+
 def load_text(path=""):
-    """The bytes of a text file, or by default the help text that ships with every Python."""
+    """The bytes of a text file; by default the help text that ships with every Python, and
+    with path 'stdlib' the standard library's sources (a file of that name: ./stdlib)."""
     if not path:
         from pydoc_data.topics import topics  # ~465 KB of English docs: always there, no download
         return "".join(topics[k] for k in sorted(topics)).encode("utf-8")
+    if path == "stdlib":  # 25x the help text: a paper-scale model passes over it a few times
+        return stdlib_text()
     if not os.path.isfile(path):
         raise UsageError(f"lm: data file not found: {path}")
     with open(path, "rb") as f:
@@ -550,6 +580,152 @@ def make_lm(context, device, data_seed, n_test, path=""):
                 f"{len(val)} validation bytes")
     task.hash_split = False  # train and validation are split by position in the file instead
     return task
+
+
+# -----------------------------------------------------------------------------
+# Text classification: Yelp reviews (paper, Tables 3 and 5)
+
+
+BOS, PAD = 256, 257  # classify's tokens after the 256 byte values
+
+
+def read_labelled(path, flag):
+    """[(line, label, text as bytes)] of a file of labelled texts, in one of two formats:
+
+        "2","Good ""tacos"".\\nCheap, too."    Yelp's CSV (Zhang et al., 2015): no header; two
+                                              quoted fields, label and text; "" is a quote in
+                                              the text, and a newline is written as \\n (real
+                                              newlines inside quotes are read too)
+        2<TAB>Good tacos.                     a label, a tab, the text (to the end of the line)
+
+    A file whose first line is an integer and a tab is read as the second format. Blank lines
+    are skipped; any other row that is not an integer label and a text is an error naming its
+    line, and so is a file that is missing or holds no row."""
+    if not os.path.isfile(path):
+        raise UsageError(f"classify: {flag} file not found: {path}")
+    # surrogateescape: bytes that are not UTF-8 come back unchanged when the text is encoded
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+        tabbed = re.match(r"\s*-?\d+\t", f.readline()) is not None
+        f.seek(0)
+        rows, line = [], 1
+        if tabbed:
+            rows = [(i, row.rstrip("\r\n").split("\t", 1)) for i, row in enumerate(f, 1) if row.strip()]
+        else:
+            reader = csv.reader(f, strict=True)  # strict: a stray quote is an error
+            try:
+                for fields in reader:
+                    if fields:  # a blank line reads as []
+                        rows.append((line, fields))
+                    line = reader.line_num + 1  # a quoted text can span lines: where the next starts
+            except csv.Error as e:
+                raise UsageError(f"classify: {path} line {line}: not a CSV row ({e})") from None
+    if not rows:
+        raise UsageError(f"classify: {flag} file is empty: {path}")
+    out = []
+    for line, fields in rows:
+        if len(fields) != 2:
+            raise UsageError(f"classify: {path} line {line}: expected a label and a text "
+                             f"({'label<TAB>text' if tabbed else 'label,text'}), got "
+                             f"{len(fields)} field{'s' * (len(fields) != 1)}")
+        label, text = fields
+        if not re.fullmatch(r"\s*-?\d+\s*", label):
+            raise UsageError(f"classify: {path} line {line}: the label {label[:20]!r} is not "
+                             "an integer")
+        text = text if tabbed else text.replace("\\n", "\n")
+        out.append((line, int(label), text.encode("utf-8", "surrogateescape")))
+    return out
+
+
+def make_classify(context, device, data_seed, n_test, path="", test_path=""):
+    """Text classification (Yelp polarity: 1 = negative, 2 = positive; Yelp full: 1-5 stars).
+
+    Tokens are the 256 byte values, then BOS (256) and pad (257). A text becomes BOS and its
+    first context-1 bytes, padded in front, so that it ends at the last position; the answer is
+    its class, read there. The head has one output per class; the classes are the labels found
+    in --data, in sorted order. With context 8 and the row "2","Yum!" of a file with labels 1, 2:
+
+        x:    _ _ _ <s> Y u m !        (<s> = BOS, _ = pad)
+        y:    0 0 0 0   0 0 0 1        (class 1 = the label "2"; the 0s are never read)
+        mask: . . . .   . . . X        (the last position, the text's last token, is scored)
+
+    The reference reads its classifier at the last non-pad token too. Padding in front puts
+    that token at one position for every text: MixiT's fixed matrix then reads every text
+    through the same row of A, as on Yelp, whose reviews nearly all fill 255 bytes. (Padded at
+    the end, short texts would each be read through another row, and MixiT failed at a task
+    of short texts that Standard solved.) No real token ever sees a pad (mixit.py). The model
+    is bidirectional (--causal false, the task's recipe). The score is the class's accuracy.
+    With --test_data, that file is the test set (Yelp ships train.csv and test.csv); without it,
+    the distinct texts are split by a hash (CRC-32) of their tokens, one in five to the test set.
+    Texts of the test set are left out of training; the test set is up to n_test of its texts,
+    picked at random with the data seed.
+    """
+    if not 2 <= context <= 4096:
+        raise UsageError(f"classify: --task_size (context length) must be 2..4096, got {context}")
+    if not path:
+        raise UsageError("classify: give the labelled texts with --data FILE (Yelp's CSV "
+                         "label,text or label<TAB>text); README, 'Text classification'")
+    n = context - 1  # text bytes after BOS
+    train = {}  # truncated text -> label: distinct texts, the first label of each
+    for _, label, text in read_labelled(path, "--data"):
+        train.setdefault(text[:n], label)
+    classes = sorted(set(train.values()))
+    if len(classes) < 2:
+        raise UsageError(f"classify: {path} has one class only (label {classes[0]}); a "
+                         "classifier needs two or more")
+    if test_path:
+        test = {}
+        for line, label, text in read_labelled(test_path, "--test_data"):
+            if label not in classes:
+                raise UsageError(f"classify: {test_path} line {line}: label {label} is not a "
+                                 f"class of {path} ({', '.join(map(str, classes))})")
+            test.setdefault(text[:n], label)
+    else:
+        test = {t: c for t, c in train.items() if zlib.crc32(t) % 5 == 0}
+    train = {t: c for t, c in train.items() if t not in test}
+    if not train or not test:
+        raise UsageError(f"classify: {path} has too few distinct texts to hold out a test set "
+                         f"({len(train)} train, {len(test)} test); give --test_data")
+    cls = {c: i for i, c in enumerate(classes)}
+
+    def table(texts):  # {text: label} -> bytes (N, n) uint8, length (N,), class (N,)
+        buf = bytearray(len(texts) * n)
+        for i, t in enumerate(texts):
+            buf[i * n:i * n + len(t)] = t
+        raw = torch.frombuffer(buf, dtype=torch.uint8) if buf else torch.zeros(0, dtype=torch.uint8)
+        return (raw.view(len(texts), n).to(device),
+                torch.tensor([len(t) for t in texts], device=device),
+                torch.tensor([cls[c] for c in texts.values()], device=device))
+
+    pos = torch.arange(context, device=device)
+
+    def rows(raw, length, label):  # -> x, y, mask (B, context), as in the docstring
+        text = torch.cat([torch.full((raw.size(0), 1), BOS, device=raw.device), raw.long()], 1)
+        src = pos - (n - length[:, None])  # (B, context): which token of BOS + text goes here
+        x = torch.where(src >= 0, text.gather(1, src.clamp(min=0)), PAD)
+        mask = (pos == n).expand_as(x)
+        return x, torch.where(mask, label[:, None], 0), mask
+
+    train_t, test_t = table(train), table(test)
+    pick = torch.randperm(len(test), generator=torch.Generator().manual_seed(data_seed))[:n_test]
+    test_rows = rows(*(t[pick.to(device)] for t in test_t))
+
+    def sample(B, gen):
+        idx = torch.randint(0, len(train), (B,), generator=gen, device=gen.device)
+        return rows(*(t[idx] for t in train_t))
+
+    itos = [chr(i) if 32 <= i < 127 else f"\\x{i:02x}" for i in range(256)] + ["<s>", "_"]
+    task = Task("classify", context, vocab_size=258, block_size=context, itos=itos,
+                test=test_rows, sample=sample, classes=classes, pad_id=PAD,
+                note=f"{path}: {len(train)} train / {len(test)} test texts "
+                     f"({'--test_data' if test_path else 'hash split'}), classes "
+                     f"{', '.join(map(str, classes))}, {n} bytes each at most")
+    task.hash_split = False  # split above, by text
+    return task
+
+
+def text_of(ids):
+    """classify: the bytes of a row of tokens (BOS and pads dropped) as text."""
+    return bytes(i for i in ids.tolist() if i < 256).decode("utf-8", "replace")
 
 
 # -----------------------------------------------------------------------------
@@ -641,17 +817,24 @@ TASKS = {
                   dict(steps=1000, lr=3e-3, batch_size=256)),
     "lm":        (make_lm,       128, 256, "context length in bytes",
                   dict(steps=1500, lr=2e-3, batch_size=32)),
+    "classify":  (make_classify, 128, 256, "context length in bytes",
+                  dict(steps=600, lr=2e-3, batch_size=64, causal=False)),
 }
 
 
-def make_task(name, size=0, device="cpu", data_seed=12345, n_test=2000, data_path=""):
+def make_task(name, size=0, device="cpu", data_seed=12345, n_test=2000, data_path="",
+              test_path=""):
     """Build a task by name. size 0 means the task's CPU-friendly default."""
     if name not in TASKS:
         raise UsageError(f"unknown task '{name}'; choose one of: {', '.join(TASKS)}")
     maker, cpu_size = TASKS[name][:2]
     size = size or cpu_size
+    if test_path and name != "classify":
+        raise UsageError(f"--test_data is only used by --task classify, not by {name}")
+    if name == "classify":
+        return make_classify(size, device, data_seed, n_test, data_path, test_path)
     if name == "lm":
         return make_lm(size, device, data_seed, n_test, data_path)
     if data_path:
-        raise UsageError(f"--data is only used by --task lm, not by {name}")
+        raise UsageError(f"--data is only used by --task lm and classify, not by {name}")
     return maker(size, device, data_seed, n_test)

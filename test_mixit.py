@@ -40,7 +40,37 @@ SAFE = BASE_FLAGS + ["--steps", "0", "--eval_size", "8"]
 
 # A small size for every task (digits, modulus, n, pairs, length, hops, context).
 SMALL_SIZES = {"add": 3, "modadd": 11, "memorize": 6, "dyck": 4, "needle": 5, "copy": 5,
-               "induction": 10, "hop": 2, "lm": 32}
+               "induction": 10, "hop": 2, "lm": 32, "classify": 24}
+
+# classify's reviews: a bag of words decides the label (2-3 words of the label's sentiment among
+# 1-3 neutral ones), so every variant learns it in a few hundred steps. Written once per session.
+REVIEW_WORDS = {1: ["bad", "awful", "rude", "cold"], 2: ["good", "great", "tasty", "nice"],
+                0: "the food was and our place we had a it".split()}
+REVIEWS = {}  # path of the session's reviews.csv
+
+
+def write_reviews(path, n, seed=0):
+    """n reviews in Yelp's CSV format: "label","text", every field quoted, no header."""
+    r = random.Random(seed)
+    with open(path, "w") as f:
+        for _ in range(n):
+            label = r.choice([1, 2])
+            words = [r.choice(REVIEW_WORDS[0]) for _ in range(r.randint(1, 3))]
+            for _ in range(r.randint(2, 3)):
+                words.insert(r.randint(0, len(words)), r.choice(REVIEW_WORDS[label]))
+            f.write(f'"{label}","{" ".join(words)}"\n')
+    return str(path)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reviews_csv(tmp_path_factory):
+    REVIEWS["csv"] = write_reviews(tmp_path_factory.mktemp("classify") / "reviews.csv", 2000)
+    return REVIEWS["csv"]
+
+
+def data_flags(task):
+    """The --data flags a task needs in a test: classify reads the session's reviews."""
+    return ["--data", REVIEWS["csv"]] if task == "classify" else []
 
 
 def make_config(*flags):
@@ -151,7 +181,7 @@ def test_a_training_step_reads_nothing_back_to_the_host(monkeypatch, tmp_path):
         for name in tasks.TASKS:
             cfg = make_config("--variant", variant, "--task", name,
                               "--task_size", str(SMALL_SIZES[name]),
-                              *(["--data", str(data)] if name == "lm" else []))
+                              *(["--data", str(data)] if name == "lm" else data_flags(name)))
             task, model, device, dtype, _ = mixit.build(cfg, verbose=False)
             # the optimizer as it is built on CUDA (fused AdamW; the CPU one reads its step
             # counter with .item(), which costs nothing there: the counter lives on the host)
@@ -511,7 +541,8 @@ def test_weight_decay_applies_to_matrices_and_embeddings_only():
 
 def small_task(name, data_seed=123, n_test=64):
     """A task of the size SMALL_SIZES gives it, on the CPU."""
-    return tasks.make_task(name, SMALL_SIZES[name], "cpu", data_seed, n_test)
+    data = REVIEWS["csv"] if name == "classify" else ""
+    return tasks.make_task(name, SMALL_SIZES[name], "cpu", data_seed, n_test, data)
 
 
 @pytest.mark.parametrize("name", list(tasks.TASKS))
@@ -733,7 +764,192 @@ def test_lm_data_file_must_exist_and_not_be_empty(tmp_path):
             tasks.make_task("lm", 16, "cpu", 0, 8, data_path=str(path))
 
 
-SAMPLED_TASKS = [t for t in tasks.TASKS if t not in ("modadd", "memorize", "lm")]
+# -----------------------------------------------------------------------------
+# Text classification (Yelp-style CSV files): the loader, the rows, the bidirectional model
+
+
+def test_classify_reads_the_yelp_csv_format_exactly(tmp_path):
+    """Yelp's CSV: quoted fields, "" for a quote, \n (backslash n) for a newline, real newlines
+    and commas inside quotes, CRLF line ends, UTF-8, no final newline; blank lines are skipped.
+    Each row comes back as (the line it starts on, label, text bytes)."""
+    path = tmp_path / "yelp.csv"
+    path.write_bytes(b'"1","plain"\r\n'
+                     b'"2","say ""hi"", twice"\r\n'
+                     b'"1","first\\nsecond"\r\n'
+                     b'\r\n'
+                     b'"2","a real\nnewline, and caf\xc3\xa9"\r\n'
+                     b'5,unquoted')
+    assert tasks.read_labelled(str(path), "--data") == [
+        (1, 1, b"plain"), (2, 2, b'say "hi", twice'), (3, 1, b"first\nsecond"),
+        (5, 2, "a real\nnewline, and café".encode()), (7, 5, b"unquoted")]
+
+
+def test_classify_reads_label_tab_text_files(tmp_path):
+    """label<TAB>text: the text runs to the end of its line, tabs and quotes kept as they are."""
+    path = tmp_path / "reviews.tsv"
+    path.write_text('2\tgood "food"\tand\\n more\n\n1\tbad, bad\n')
+    assert tasks.read_labelled(str(path), "--data") == [
+        (1, 2, b'good "food"\tand\\n more'), (3, 1, b"bad, bad")]
+
+
+def test_classify_rows_are_the_docstrings_example(tmp_path):
+    """Context 8, the test row "2","Yum!": pads, BOS, the bytes, so that the text ends at the last
+    position, which alone is scored, with the class index of label 2. A text longer than the
+    context keeps its first context-1 bytes. The head has one output per class."""
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    train.write_text('"1","no"\n"2","yes"\n"3","maybe"\n')
+    test.write_text('"2","Yum!"\n"1","far too long a text"\n')
+    task = tasks.make_task("classify", 8, "cpu", 0, 10, str(train), str(test))
+    x, y, mask = task.test
+    rows_by_label = {int(y[i, -1]): i for i in range(2)}
+    yum, long_ = x[rows_by_label[1]], x[rows_by_label[0]]
+    assert yum.tolist() == [tasks.PAD] * 3 + [tasks.BOS] + list(b"Yum!")
+    assert long_.tolist() == [tasks.BOS] + list(b"far too")
+    assert mask.tolist() == [[False] * 7 + [True]] * 2
+    assert task.classes == [1, 2, 3] and task.pad_id == tasks.PAD
+    assert tasks.text_of(yum) == "Yum!"
+    _, model, _, _, _ = mixit.build(make_config("--task", "classify", "--data", str(train),
+                                                "--test_data", str(test), "--task_size", "8"))
+    assert model(x).shape == (2, 8, 3)
+
+
+def test_classify_train_and_test_never_share_a_text(tmp_path):
+    """Hash split: about one distinct text in five is held out, and no training row is a test
+    row. With --test_data, the test file's texts are the test set and are left out of training."""
+    task = small_task("classify", n_test=10_000)
+    test_rows = {tuple(r) for r in rows(task.test[0])}
+    train_rows = {tuple(r) for r in rows(task.get_batch(5000, torch.Generator().manual_seed(0))[0])}
+    assert not test_rows & train_rows
+    assert 0.1 < len(test_rows) / (len(test_rows) + len(train_rows)) < 0.3
+    test = tmp_path / "test.csv"
+    test.write_text("".join(f'"{c}","{t}"\n' for c, t in [(1, "bad bad"), (2, "good nice")]))
+    with open(REVIEWS["csv"]) as f:
+        test.write_text(test.read_text() + f.readline())  # a text that is also in --data
+    task = tasks.make_task("classify", 24, "cpu", 0, 100, REVIEWS["csv"], str(test))
+    test_rows = {tuple(r) for r in rows(task.test[0])}
+    assert len(test_rows) == 3
+    train_rows = {tuple(r) for r in rows(task.get_batch(5000, torch.Generator().manual_seed(0))[0])}
+    assert not test_rows & train_rows
+
+
+BAD_CLASSIFY_FILES = [  # (case, file contents or None for a missing file, words the error names)
+    ("missing", None, ["not found"]),
+    ("empty", "", ["empty"]),
+    ("blank lines only", "\n\n", ["empty"]),
+    ("one class only", '"1","good"\n"1","bad"\n', ["one class"]),
+    ("three fields", '"1","good"\n"2","bad"\n"1","x","y"\n', ["line 3", "3 fields"]),
+    ("label only", '"1","good"\n"2"\n', ["line 2", "1 field"]),
+    ("label not an integer", '"1","good"\n"two","bad"\n', ["line 2", "'two'", "integer"]),
+    ("stray quote", '"1","good"\n"2","ba"d"\n', ["line 2"]),
+    ("unclosed quote on a later line", '"1","good"\n\n"2","a\nb\n"1","c\n', ["line 3"]),
+    ("tab file without tab", "1\tgood\n2 bad\n", ["line 2", "label<TAB>text"]),
+]
+
+
+@pytest.mark.parametrize("contents, words", [pytest.param(c, w, id=case)
+                                             for case, c, w in BAD_CLASSIFY_FILES])
+def test_bad_classify_files_are_one_line_errors(tmp_path, capsys, contents, words):
+    """Every bad file stops the run with one 'error:' line that names the file and the problem
+    (and the line, where one is at fault), and no traceback."""
+    path = tmp_path / "bad.csv"
+    if contents is not None:
+        path.write_text(contents)
+    line = assert_usage_error(SAFE + ["--task", "classify", "--data", str(path)], capsys)
+    assert str(path) in line
+    for word in words:
+        assert word in line
+
+
+@pytest.mark.parametrize("flags, must_mention", [
+    (["--task", "classify"], "--data"),
+    (["--task", "add", "--test_data", "x.csv"], "--test_data"),
+    (["--task", "copy", "--causal", "false"], "--causal false"),
+    (["--task", "classify", "--data", "@reviews", "--block_size", "40"], "--block_size"),
+    (["--task", "classify", "--data", "@reviews", "--test_data", "/no/such/test.csv"],
+     "/no/such/test.csv"),
+])
+def test_bad_classify_command_lines_are_one_line_errors(capsys, flags, must_mention):
+    """No data, test data for another task, a bidirectional next-token task (it would see its
+    answer), a block longer than the texts (a full MixiT matrix has no shorter corner), a
+    missing test file: each is one 'error:' line."""
+    flags = [REVIEWS["csv"] if f == "@reviews" else f for f in flags]  # written at session start
+    assert must_mention in assert_usage_error(SAFE + flags, capsys)
+
+
+def test_classify_test_labels_must_be_classes_of_the_training_file(tmp_path, capsys):
+    test = tmp_path / "test.csv"
+    test.write_text('"1","ok"\n"7","hm"\n')
+    line = assert_usage_error(SAFE + ["--task", "classify", "--data", REVIEWS["csv"],
+                                      "--test_data", str(test)], capsys)
+    assert "line 2" in line and "label 7" in line
+
+
+@pytest.mark.parametrize("variant", mixit.VARIANTS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_causal_switch_decides_whether_a_token_sees_later_ones(variant, causal):
+    """Classify rows end with the text, after pads. --causal false: changing a later token changes
+    every real position's output; --causal true: the positions before it are bit-identical.
+    In both modes no real token ever sees a pad: a different pad embedding changes nothing at
+    the real positions."""
+    cfg = make_config("--task", "classify", "--variant", variant, "--causal", str(causal),
+                      "--task_size", "24", *data_flags("classify"))
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.eval()
+    x = task.test[0][:4]
+    real = x != tasks.PAD
+    t = task.block_size - 1  # the last token, a real one in every row
+    changed = x.clone()
+    changed[:, t] = (changed[:, t] + 1) % 256
+    with torch.no_grad():
+        before, after = model(x), model(changed)
+        earlier = real.clone()
+        earlier[:, t] = False
+        assert torch.equal(before[earlier], after[earlier]) == causal
+        assert not torch.equal(before[:, t], after[:, t])
+        model.wte.weight[tasks.PAD] += 1.0  # what a pad looks like
+        assert torch.allclose(model(x)[real], before[real], atol=1e-6)
+
+
+def test_bidirectional_mixing_matrix_is_full_and_its_rows_sum_to_one():
+    """--causal false: every head's A is a full T x T matrix (entries above the diagonal), the
+    same for every input; each row still sums to 1 (the reference's drift bug is not copied)."""
+    A = mixit.mixing_matrices(4, 12, 8, torch.Generator().manual_seed(0), sink=False, causal=False)
+    assert torch.allclose(A.sum(-1), torch.ones(4, 12), atol=1e-6)
+    above = torch.triu_indices(12, 12, 1)
+    assert (A[:, above[0], above[1]] != 0).all()  # every later token is mixed in
+    causal = mixit.mixing_matrices(4, 12, 8, torch.Generator().manual_seed(0), sink=False)
+    assert torch.equal(causal.triu(1), torch.zeros_like(causal))
+
+
+@pytest.mark.parametrize("variant", ["standard", "frozen_qk", "frozen_mlp", "mixit"])
+def test_every_variant_learns_the_bag_of_words_reviews(variant, tmp_path):
+    """200 steps of a tiny bidirectional model classify the reviews (a bag of words decides
+    them) far above the majority class (~50%). The record holds the accuracy like any task's."""
+    out = tmp_path / "runs.jsonl"
+    cfg = make_config("--task", "classify", *data_flags("classify"), "--variant", variant,
+                      "--task_size", "24", "--batch_size", "32", "--steps", "200", "--warmup", "20", "--lr", "3e-3",
+                      "--eval_interval", "100", "--eval_size", "300", "--out", str(out))
+    record = mixit.run(cfg)
+    assert record["history"][0]["acc"] < 0.7 < 0.9 < record["final"]["acc"]
+    saved = json.loads(out.read_text())
+    assert saved["config"]["causal"] is False and saved["final"]["acc"] == record["final"]["acc"]
+
+
+def test_classify_examples_print_the_review_and_both_classes(capsys):
+    """The examples read 'review '...' -> predicted C, true C', with the file's own labels, and
+    RIGHT exactly where the two agree."""
+    cfg = make_config("--task", "classify", *data_flags("classify"), "--task_size", "24")
+    task, model, _, dtype, _ = mixit.build(cfg, verbose=False)
+    mixit.show_examples(model, task, dtype, 6)
+    shown = re.findall(r"(RIGHT|WRONG)  review '(.*)' -> predicted (\d), true (\d)",
+                       capsys.readouterr().out)
+    assert len(shown) == 6
+    for verdict, text, predicted, true in shown:
+        assert (verdict == "RIGHT") == (predicted == true) and true in "12"
+        assert any(w in text.split() for w in REVIEW_WORDS[int(true)])
+
+
+SAMPLED_TASKS = [t for t in tasks.TASKS if t not in ("modadd", "memorize", "lm", "classify")]
 
 
 @pytest.mark.parametrize("name", SAMPLED_TASKS)
@@ -987,13 +1203,34 @@ def test_memorize_reports_bits_per_trainable_parameter():
 
 
 def test_bench_times_the_named_variant_and_appends_one_record(tmp_path):
-    """--bench with --variant times that variant only and appends one record of timings."""
+    """`python bench.py --variant X` times that variant only and appends one record of timings;
+    a bad flag is a one-line error."""
+    import bench
     out = tmp_path / "bench.jsonl"
-    mixit.main(BASE_FLAGS + ["--bench", "--variant", "mixit", "--task", "copy",
+    bench.main(BASE_FLAGS + ["--variant", "mixit", "--task", "copy",
                              "--task_size", "4", "--batch_size", "8", "--out", str(out)])
     [line] = out.read_text().splitlines()
     [row] = json.loads(line)["bench"]
     assert row["variant"] == "mixit" and row["ms_per_step"] > 0
+    with pytest.raises(SystemExit, match="unknown variant 'fast'"):
+        bench.main(BASE_FLAGS + ["--variant", "fast"])
+
+
+def test_no_file_imports_a_file_that_imports_it():
+    """The project's files import one way only (mixit <- bench, report; tasks <- mixit): a reader
+    can read mixit.py without bench.py, and a change to one cannot break the other's import."""
+    import ast
+    ours = {"mixit", "tasks", "bench", "report"}
+    imports = {}
+    for name in ours:
+        tree = ast.parse(open(os.path.join(HERE, name + ".py")).read())
+        imports[name] = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                         for a in n.names} | {n.module.split(".")[0] for n in ast.walk(tree)
+                                              if isinstance(n, ast.ImportFrom) and n.module}
+        imports[name] &= ours
+    for a in ours:
+        for b in imports[a]:
+            assert a not in imports[b], f"{a}.py and {b}.py import each other"
 
 
 # -----------------------------------------------------------------------------
@@ -1068,6 +1305,147 @@ def test_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys, content):
     assert str(path) in line
 
 
+# -----------------------------------------------------------------------------
+# Stopping rule, resumable runs, every row learns
+
+
+def same_run(a, b):
+    """Two records describe the same training: learning curve and final metrics bit for bit,
+    the timings (train_s) aside."""
+    drop = lambda h: {k: v for k, v in h.items() if k != "train_s"}  # noqa: E731
+    return [drop(h) for h in a["history"]] == [drop(h) for h in b["history"]] \
+        and drop(a["final"]) == drop(b["final"]) and a["stop"] == b["stop"]
+
+
+RESUME_RUN = ["--task", "add", "--task_size", "2", "--variant", "frozen_qk", "--steps", "120",
+              "--eval_interval", "30", "--log_interval", "10", "--seed", "3", "--resample"]
+
+
+def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupted_record(tmp_path):
+    """SIGTERM to a training process: it saves its whole state, says in one line how to go on,
+    exits 143 and writes no record. The same command then continues from that state and writes
+    the record an uninterrupted run writes (same curve, same final metrics, bit for bit), and
+    deletes the saved state. Real processes and a real signal, one thread each."""
+    out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
+    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py")] + BASE_FLAGS + RESUME_RUN
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = lambda *extra: subprocess.run(cmd + ["--out", str(out), *extra], env=env, cwd=HERE,  # noqa: E731
+                                        capture_output=True, text=True, timeout=120)
+    assert run("--tag", "whole").returncode == 0
+    killed = subprocess.Popen(cmd + ["--out", str(out), "--tag", "cut", "--resume", str(state)],
+                              env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in killed.stdout:  # kill it between two evaluations, mid-training
+        if line.startswith("step    40 | loss"):
+            killed.send_signal(15)
+            break
+    _, err = killed.communicate(timeout=60)
+    assert killed.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "SIGTERM at step" in err and "the same command continues it" in err
+    assert state.exists() and len(out.read_text().splitlines()) == 1  # no record for the cut run
+    resumed = run("--tag", "cut", "--resume", str(state))
+    assert resumed.returncode == 0 and "resumed from" in resumed.stdout
+    whole, cut = [json.loads(line) for line in out.read_text().splitlines()]
+    assert 40 <= cut["resumed_at"][0] < 60 and same_run(whole, cut)  # between two evaluations
+    assert not state.exists()
+
+
+def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkeypatch):
+    """A run that dies without a chance to save (SIGKILL, a crash) resumes from the state saved
+    at its last evaluation, and still ends exactly where an uninterrupted run ends; so does a
+    run whose --unfreeze_at falls before the break (its optimizer then has more groups)."""
+    for extra in ([], ["--unfreeze_at", "45"]):
+        out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
+        out.unlink(missing_ok=True)
+        whole = mixit.run(run_config(out, *RESUME_RUN, *extra))
+        real_step, calls = mixit.train_step, []
+
+        def dies_at_step_70(*args):
+            calls.append(1)
+            if len(calls) > 70:
+                raise RuntimeError("killed")
+            return real_step(*args)
+        monkeypatch.setattr(mixit, "train_step", dies_at_step_70)
+        with pytest.raises(RuntimeError):
+            mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
+        monkeypatch.setattr(mixit, "train_step", real_step)
+        assert torch.load(state, weights_only=True)["step"] == 60  # the last evaluation's
+        cut = mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
+        assert cut["resumed_at"] == [60] and same_run(whole, cut)
+        assert len(out.read_text().splitlines()) == 2 and not state.exists()
+
+
+def test_resume_refuses_the_state_of_another_run(tmp_path, capsys):
+    """A saved state continues only the run that saved it: another --lr is a one-line error."""
+    state = tmp_path / "state.pt"
+    cfg = run_config("", *RESUME_RUN, "--steps", "60", "--resume", str(state))
+    _, model, _, _, _ = mixit.build(cfg, verbose=False)
+    mixit.save_checkpoint(str(state), model, cfg, step=30, gens=[torch.Generator().get_state()])
+    line = assert_usage_error(SAFE + RESUME_RUN + ["--steps", "60", "--resume", str(state),
+                                                   "--lr", "0.5", "--out", ""], capsys)
+    assert "--lr" in line and state.exists()
+
+
+def test_stopping_rule_stops_at_the_target_or_on_a_plateau_and_never_by_default():
+    """--stop_acc stops at the first evaluation that reaches it; --patience K once the last K
+    steps gained at most --min_delta (accuracy; lm: validation loss), not before --min_steps;
+    with neither, nothing stops a run early."""
+    curve = lambda *accs, loss=None: [{"step": 100 * i, "acc": a, "loss": (loss or [0] * len(accs))[i]}  # noqa: E731
+                                      for i, a in enumerate(accs)]
+    add, lm = SimpleTask("add"), SimpleTask("lm")
+    cfg = lambda *f: make_config("--task", "add", *f)  # noqa: E731
+    assert mixit.stop_reason(cfg(), curve(0.1, 1.0, 1.0), add) is None
+    assert "stop_acc" in mixit.stop_reason(cfg("--stop_acc", "0.9"), curve(0.1, 0.95), add)
+    assert mixit.stop_reason(cfg("--stop_acc", "0.9"), curve(0.1, 0.85), add) is None
+    flat = cfg("--patience", "200", "--min_delta", "0.01")
+    assert mixit.stop_reason(flat, curve(0.1, 0.5, 0.505, 0.508), add)  # +0.008 in 200 steps
+    assert mixit.stop_reason(flat, curve(0.1, 0.5, 0.505, 0.52), add) is None
+    assert mixit.stop_reason(cfg("--patience", "200", "--min_delta", "0.01", "--min_steps", "400"),
+                             curve(0.1, 0.5, 0.505, 0.508), add) is None
+    overfits = curve(0, 0, 0, 0, loss=[5.0, 2.0, 2.1, 2.3])  # lm: its best loss was 200 steps ago
+    assert "validation loss" in mixit.stop_reason(cfg("--patience", "200"), overfits, lm)
+    assert mixit.stop_reason(cfg("--patience", "300"), overfits, lm) is None
+
+
+class SimpleTask:
+    def __init__(self, name):
+        self.name = name
+
+
+def test_a_stopped_run_records_why_and_when(tmp_path):
+    """A run that reaches --stop_acc ends there: its record's last evaluation is that step, its
+    steps are the steps it trained, and "stop" says why; a run without the rule says it ran to
+    --steps."""
+    out = tmp_path / "runs.jsonl"
+    rec = mixit.run(run_config(out, "--steps", "400", "--batch_size", "128", "--lr", "1e-2",
+                               "--warmup", "20", "--eval_interval", "50", "--stop_acc", "0.6"))
+    assert rec["stop"]["step"] == rec["steps"] == rec["history"][-1]["step"] < 400
+    assert "stop_acc" in rec["stop"]["reason"] and rec["final"]["acc"] >= 0.6
+    assert all(h["acc"] < 0.6 for h in rec["history"][:-1])
+    assert mixit.run(run_config(out, "--steps", "4"))["stop"] == {"reason": "reached --steps", "step": 4}
+
+
+@pytest.mark.parametrize("name", [n for n in tasks.TASKS if n not in ("modadd", "memorize", "lm", "classify")])
+def test_resample_fills_every_row_from_the_training_side(name):
+    """--resample: a batch has B rows, none on the test side of the split (so no test sequence
+    is ever trained on) and every row has its scored positions; without it about a fifth of the
+    rows are on the test side and carry no loss."""
+    task = tasks.make_task(name, SMALL_SIZES[name], "cpu", 12345, 32)
+    x, y, mask = task.get_batch(512, torch.Generator().manual_seed(0), resample=True)
+    assert x.size(0) == 512 and not tasks.on_test_side(x).any() and mask.any(1).all()
+    x, y, mask = task.get_batch(512, torch.Generator().manual_seed(0))
+    assert 0.05 < tasks.on_test_side(x).float().mean() < 0.5 and not mask[tasks.on_test_side(x)].any()
+
+
+def test_stdlib_corpus_is_pythons_own_sources_in_a_fixed_order():
+    """--data stdlib: the standard library's .py sources, many times the default help text,
+    the same bytes on every call."""
+    text = tasks.load_text("stdlib")
+    assert len(text) > 10 * len(tasks.load_text()) and b"def " in text
+    assert tasks.load_text("stdlib") == text
+
+
+
 def test_qk_init_std_changes_only_the_query_and_key_weights():
     """--qk_init_std redraws W_Q, W_K at that scale; every other weight is bit-identical to the
     default model of the same seed (the knob must not shift the random stream of the rest)."""
@@ -1129,6 +1507,10 @@ BAD_INPUTS = [
     bad_input("copy too long", ["--task", "copy", "--task_size", "5000"], "copy"),
     bad_input("induction too short", ["--task", "induction", "--task_size", "2"], "4..1024"),
     bad_input("dyck too small to split", ["--task", "dyck", "--task_size", "2"], "3..256"),
+    bad_input("seed beyond torch's range", ["--seed", "99999999999999999999"], "--seed"),
+    bad_input("MixiT scaled to zero", ["--variant", "mixit", "--mixit_mult", "0"], "mixit_mult"),
+    bad_input("a batch no machine holds", ["--batch_size", "100000000"], "GiB"),
+    bad_input("zero heads", ["--n_head", "0"], "--n_head"),
 ]
 
 
@@ -1457,6 +1839,40 @@ def test_plan_costs_each_run_by_its_flops_and_the_measured_floor(tmp_path, capsy
     assert serial == pytest.approx(tiny + huge, rel=1e-6)
     assert packed == pytest.approx(tiny / bench.PACKING_SPEEDUP[8] + huge, rel=1e-6)
     assert "b/huge/s0" in capsys.readouterr().out
+
+
+def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(tmp_path):
+    """bench.todo (run_all.sh's queue): seed 0 of the claims' cells first, then the other seeds,
+    then the studies, in list order within each; a cell whose latest record ran its recipe is
+    dropped, one whose recipe changed since (another --lr) stays; a benchmark with a record is
+    done. The estimates file has one 'tag minutes' line per run left."""
+    import bench
+    jobs, records, est = tmp_path / "jobs.txt", tmp_path / "runs.jsonl", tmp_path / "est.txt"
+    run = "--task add --task_size 3 --n_embd 32 --steps 100"
+    jobs.write_text("".join(f"{tag} {run}{extra}\n" for tag, extra in [
+        ("t9/add/x/s0", ""), ("t1/add/a/s1", ""), ("t1/add/a/s0", ""), ("t3/add/done/s0", ""),
+        ("t3/add/changed/s0", " --lr 1e-3"), ("t7/bench/s0", " --bench"), ("t3/add/b/s0", "")]))
+    cfg = lambda *f: dataclasses.asdict(mixit.resolve_config(mixit.parse_args(run.split() + list(f))))  # noqa: E731
+    records.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"config": {**cfg(), "tag": "t3/add/done/s0"}, "history": []},
+        {"config": {**cfg(), "tag": "t3/add/changed/s0"}, "history": []},
+        {"config": {**cfg(), "tag": "t7/bench/s0"}, "bench": []}]))
+    order = [line.split()[0] for line in bench.todo(str(jobs), str(records), str(est))]
+    assert order == ["t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0", "t1/add/a/s1", "t9/add/x/s0"]
+    assert [line.split()[0] for line in est.read_text().splitlines()] == \
+        ["t9/add/x/s0", "t1/add/a/s1", "t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0"]
+
+
+def test_report_reads_a_rerun_cell_from_its_latest_record_and_keeps_every_benchmark(tmp_path):
+    """A cell rerun with a new recipe has two records of one tag: the tables read the later one.
+    Benchmarks (one per machine) all stay."""
+    import report
+    path = tmp_path / "runs.jsonl"
+    rec = lambda tag, **kw: json.dumps({"config": {"tag": tag}, **kw}) + "\n"  # noqa: E731
+    path.write_text(rec("t1/a/s0", history=[], final={"acc": 0.1}) + rec("t7/bench/s0", bench=[])
+                    + rec("t1/a/s0", history=[], final={"acc": 0.9}) + rec("t7/bench/s0", bench=[]))
+    cells = report.load(str(path))
+    assert [r["final"]["acc"] for r in cells["t1/a"]] == [0.9] and len(cells["t7/bench"]) == 2
 
 
 def test_torchrun_trains_lm_on_two_cpu_processes_with_identical_replicas(tmp_path):

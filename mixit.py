@@ -490,7 +490,7 @@ def load_state(cfg, world):
     state = load_checkpoint(cfg.resume)
     mine = dataclasses.asdict(cfg)
     for k, v in state["config"].items():
-        if k not in RESUME_FREE and mine.get(k) != v:
+        if k in mine and k not in RESUME_FREE and mine[k] != v:
             raise UsageError(f"--resume {cfg.resume} was saved by another run (--{k} {v} there, "
                              f"{mine.get(k)} here): delete it or run with its settings")
     if "step" not in state or len(state["gens"]) != world:

@@ -12,6 +12,7 @@ results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or al
 """
 
 import argparse
+import dataclasses
 import fnmatch
 import json
 import math
@@ -823,7 +824,9 @@ def draw_strength(record):
     over the causal entries of every head but the sink (about sigma_h, Sec. 3). Frozen-QK: the mean
     logit scale, the RMS entry of W_Q^T W_K / sqrt(d_head) per head, times the width (the std of
     the attention logits for inputs of RMS 1), averaged over heads and blocks."""
-    given = {k: v for k, v in record["config"].items() if k not in ("load", "save", "out", "tag")}
+    fields = {f.name for f in dataclasses.fields(mixit.Config)}  # older records hold a few more
+    given = {k: v for k, v in record["config"].items()
+             if k in fields and k not in ("load", "save", "out", "tag")}
     cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
     _, model, *_ = mixit.build(cfg, verbose=False)
     C, H = cfg.n_embd, cfg.n_head
@@ -972,8 +975,9 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
                     task, model, _, _, _ = mixit.build(cfg, verbose=False)
                     covs.append(mixit.token_covariance(model, task))
                 curves[v].append(mean_std(covs))
-        if draw:
-            with open(saved, "w") as f:
+        shown = lambda c: [[f"{m:.3f} {sd:.3f}" for m, sd in v] for v in c.values()]  # noqa: E731
+        if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
+            with open(saved, "w") as f:  # (a change in the last digits only is not written)
                 json.dump(curves, f, indent=1)
     else:
         with open(saved) as f:

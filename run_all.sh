@@ -253,9 +253,10 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     # modadd (1200 steps: 100, 100, 65%). A verdict may not rest on them, so claims 1-3 read these
     # cells given more steps (Table 11). Induction settles at 1200 (100% on every seed); at 3x the
     # steps copy (53, 31, 100%) and modadd (100, 100, 74%) still climbed (x/claims-3x/* in
-    # results/extra.jsonl), so they get 10x and 6.7x
+    # results/extra.jsonl); modadd settles at 8000 (100, 100, 99%), copy at 4000 still climbed
+    # (88, 82, 100%: x/claims-4000/*), so it gets 8000
     for v in standard mixit; do
-      cell "c1/copy/$v/s$seed" $BASE $SPARSE --steps 4000 --task copy --task_size ${SIZE[copy]} --variant $v --seed $seed
+      cell "c1/copy/$v/s$seed" $BASE $SPARSE --steps 8000 --task copy --task_size ${SIZE[copy]} --variant $v --seed $seed
       cell "c3/modadd/$v/s$seed" $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant $v --seed $seed
     done
     cell "c2/induction/frozen_qk/s$seed" $BASE $SPARSE --steps 1200 --task induction --task_size ${SIZE[induction]} --variant frozen_qk --seed $seed
@@ -343,8 +344,6 @@ fi
 # what is left to run, claims first; with --minutes also each run's estimated minutes
 $PYTHON bench.py --todo "$JOBLIST" "$OUT" ${MINUTES:+"$JOBLIST.est"} >"$JOBLIST.todo"
 mv "$JOBLIST.todo" "$JOBLIST"
-[ -n "$LIST" ] && { cat "$JOBLIST"; exit 0; }  # --list: the queue, in order, and nothing else
-
 # ONLY=REGEX (env) keeps the runs whose tag matches, e.g. ONLY='t1/|t3/' runs two tables' runs: a
 # GPU lent by the call (at most 10 minutes each) then takes the list in parts that each finish
 if [ -n "${ONLY:-}" ]; then
@@ -352,6 +351,7 @@ if [ -n "${ONLY:-}" ]; then
   [ $rc -le 1 ] || { echo "run_all.sh: ONLY='$ONLY' is not a regular expression (grep -E)" >&2; exit 2; }
   mv "$JOBLIST.only" "$JOBLIST"
 fi
+[ -n "$LIST" ] && { cat "$JOBLIST"; exit 0; }  # --list: the queue, in order, and nothing else
 
 # --- run them, $JOBS at a time; each job gets a slot number, which picks its GPU -------------------
 n=$(wc -l <"$JOBLIST")

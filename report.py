@@ -84,16 +84,18 @@ def cell_of(tag):
     return re.sub(r"/s\d+$", "", tag)
 
 
+def current(records):
+    """The records that count: a run rerun with a new recipe (run_all.sh reruns a cell whose
+    recipe changed) supersedes its earlier record; benchmarks keep every record (one per machine)."""
+    latest = {r["config"]["tag"]: r for r in records if "history" in r}
+    return [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
+
+
 def load(path):
     """records[cell] = [record per seed]; cell = the tag without its seed, e.g. t1/needle/mixit."""
     cells = defaultdict(list)
-    records = read_records(path)
-    # a run rerun with a new recipe (run_all.sh reruns a cell whose recipe changed) supersedes
-    # its earlier record; benchmarks keep every record (one per machine)
-    latest = {r["config"]["tag"]: r for r in records if "history" in r}
-    for r in records:
-        if "history" not in r or latest[r["config"]["tag"]] is r:
-            cells[cell_of(r["config"]["tag"])].append(r)
+    for r in current(read_records(path)):
+        cells[cell_of(r["config"]["tag"])].append(r)
     # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
     # run the same configuration twice, so those cells borrow them.
     for v in ("mixit", "random"):
@@ -1236,7 +1238,7 @@ def fill_numbers(doc, path):
 
     def records_of(name):
         if name not in files:
-            files[name] = read_records(f"results/{name}.jsonl")
+            files[name] = current(read_records(f"results/{name}.jsonl"))
         return files[name]
 
     def one(m):

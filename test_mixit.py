@@ -1688,7 +1688,8 @@ def test_report_skips_a_broken_record_line_and_names_it(tmp_path, capsys):
 def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
     """A number in README/FINDINGS sits between markers naming its records; fill_numbers()
     rewrites it (mean ± std, mean, each seed, a range, a count of runs, an accuracy at a step,
-    several cells at once), and a marker whose records are missing is reported, not guessed."""
+    several cells at once; a rerun's latest record only), and a marker whose records are
+    missing is reported, not guessed."""
     import report
     monkeypatch.chdir(tmp_path)
     os.makedirs("results")
@@ -1697,7 +1698,9 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
             f.write(json.dumps({"config": {"tag": f"t1/copy/mixit/s{i}", "steps": 400}, "wall_s": 90,
                                 "final": {"acc": a, "loss": 1.23456},
                                 "history": [{"step": 200, "acc": a / 2}, {"step": 400, "acc": a}]}) + "\n")
-        f.write(json.dumps({"config": {"tag": "t3/add/mixit/s0"}, "final": {"acc": 0.9}}) + "\n")
+        for a in (0.2, 0.9):  # a rerun supersedes the earlier record of its tag
+            f.write(json.dumps({"config": {"tag": "t3/add/mixit/s0"}, "final": {"acc": a},
+                                "history": []}) + "\n")
         f.write(json.dumps({"config": {"tag": "t7/bench/s0"}, "bench": [
             {"variant": "standard", "ms_per_step": 200.0, "samples_per_s": 100.0},
             {"variant": "mixit", "ms_per_step": 160.0, "samples_per_s": 125.0}]}) + "\n")

@@ -623,10 +623,15 @@ def render(cells, scale):
     out.append("**Table 6. Depth** on add: test accuracy (%) and the covariance (correlation) "
                "between token representations at the last block (paper: Random collapses to "
                "about 23% at 8-16 layers while its covariance grows; MixiT stays near 100%).")
+    # the rows: Random (at the scale's lr, and at the reference's 1e-2 where run: random-lr1e-2)
+    # and MixiT
+    rows_t6 = sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
+                     key=lambda v: (not v.startswith("random"), v))
+    name6 = lambda v: NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}"  # noqa: E731
     out.append(table(["variant", "metric"] + [f"L={d}" for d in depths], [
-        [NAMES[v], m] + [stat(final(cells, f"t6/add/{v}-L{d}", key), scale_, digits)
+        [name6(v), m] + [stat(final(cells, f"t6/add/{v}-L{d}", key), scale_, digits)
                          for d in depths]
-        for v in ("random", "mixit") for m, key, scale_, digits in
+        for v in rows_t6 for m, key, scale_, digits in
         (("accuracy %", "acc", 100, 1), ("token covariance", "token_cov", 1, 3))]
         + [[FLOOR, "accuracy %"] + [floor(cells, "t6/")] * len(depths)]))
     # Table 6b (run_all.sh --claims): depth where Random adds at 2 layers, for claim 6

@@ -1596,7 +1596,8 @@ def test_learning_rate_warms_up_linearly_then_decays_to_zero():
 def test_report_renders_tables_from_the_records(tmp_path):
     """Two seeds of a cell become 'mean ± std (n=2) [paper]'; Table 8 gives the first evaluation
     at or above 99% with its training seconds, or the best accuracy when none got there; a
-    2-layer Table 3 add run also fills Table 6's 2-layer cell."""
+    2-layer Table 3 add run also fills Table 6's 2-layer cell, and Random at another lr has its
+    own Table 6 row."""
     import report
 
     def record(tag, acc, history, n_layer=2):
@@ -1611,7 +1612,8 @@ def test_report_renders_tables_from_the_records(tmp_path):
     with open(path, "w") as f:
         for r in (record("t1/needle/standard/s0", 1.0, [(0, 0, 0.1), (200, 21.4, 0.995)]),
                   record("t1/needle/standard/s1", 0.9, [(0, 0, 0.1), (200, 20, 0.9)]),
-                  record("t3/add/mixit/s0", 0.45, [(0, 0, 0.1), (1000, 80, 0.45)])):
+                  record("t3/add/mixit/s0", 0.45, [(0, 0, 0.1), (1000, 80, 0.45)]),
+                  record("t6/add/random-lr1e-2-L4/s0", 0.25, [(0, 0, 0.1), (1000, 80, 0.25)], 4)):
             f.write(json.dumps(r) + "\n")
     cells = report.load(str(path))
     assert [r["config"]["tag"] for r in cells["t6/add/mixit-L2"]] == ["t3/add/mixit/s0"]
@@ -1620,7 +1622,8 @@ def test_report_renders_tables_from_the_records(tmp_path):
     assert needle_row.startswith("| Standard | 95.0 ± 7.1 (n=2) [100] |")
     steps_row = [line for line in md.splitlines() if line.startswith("| Standard |")][-1]
     assert steps_row.startswith("| Standard | 200 (21 s), – (90.0%) |")
-    assert "| MixiT | accuracy % | 45.0 (n=1) |" in md
+    assert "| MixiT | accuracy % | 45.0 (n=1) | – |" in md
+    assert "| Random, lr 1e-2 | accuracy % | – | 25.0 (n=1) |" in md  # claim 6 at the reference's lr
     floor_row = next(line for line in md.splitlines() if line.startswith(f"| {report.FLOOR} |"))
     assert "(current token + position)" in floor_row or "(majority per position)" in floor_row
 

@@ -1285,6 +1285,8 @@ def render_all(scale, draw=True):
     blocks and their marked numbers rewritten from the records."""
     global PLOT_DIR
     PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
+    if draw:
+        os.makedirs(PLOT_DIR, exist_ok=True)
     cells = load(f"results/{scale}.jsonl")
     md = render(cells, scale)
     att = plot_attention(scale, draw)
@@ -1299,7 +1301,6 @@ def render_all(scale, draw=True):
         if other:
             md += "\n\n" + dtype_check(cells, other, "bfloat16")
     if draw:
-        os.makedirs(PLOT_DIR, exist_ok=True)
         plot_needle(cells, scale)
         plot_lm_curves(cells, scale)
         plot_context(cells, scale)

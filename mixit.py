@@ -9,7 +9,7 @@ init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memor
 
     python mixit.py --variant frozen_qk --task copy     # ~1-2 min on a laptop CPU: copies
     python mixit.py --variant mixit --task copy         # same budget: fails, it cannot retrieve
-    python mixit.py --variant mixit --task modadd --task_size 59   # but it adds mod p: 100%
+    python mixit.py --variant mixit --task modadd --task_size 59   # but it adds mod p
     python mixit.py --task needle --qk_init_std 0.02    # the reference's init: frozen Q, K fail
     python mixit.py --task classify --data train.csv --variant mixit   # Yelp-style reviews
     python mixit.py --help                              # every flag, with its meaning

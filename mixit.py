@@ -863,9 +863,8 @@ def writable(path):
 RULES = [
     (("n_layer", "n_head", "n_embd", "batch_size", "eval_interval", "log_interval", "eval_size"),
      lambda v: v >= 1, "be at least 1"),
-    (("steps", "task_size", "block_size", "warmup", "patience", "min_steps"), lambda v: v >= 0,
-     "not be negative"),
-    (("weight_decay", "grad_clip", "qk_init_std", "min_delta"), lambda v: v >= 0, "not be negative"),
+    (("steps", "task_size", "block_size", "warmup", "patience", "min_steps", "weight_decay",
+      "grad_clip", "qk_init_std", "min_delta"), lambda v: v >= 0, "not be negative"),
     (("lr", "mixit_mult"), lambda v: 0 < v < math.inf, "be a positive number"),  # mult 0: no signal
     (("beta1", "beta2"), lambda v: 0 <= v < 1, "be in [0, 1)"),
     (("stop_acc",), lambda v: 0 <= v <= 1, "be between 0 and 1"),

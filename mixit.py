@@ -93,18 +93,20 @@ class CausalSelfAttention(nn.Module):
                    for p in (self.q_proj, self.k_proj, self.v_proj)]
         if self.rope:
             q, k = apply_rotary(q, self.cos[:T], self.sin[:T]), apply_rotary(k, self.cos[:T], self.sin[:T])
-        seen = torch.ones(T, T, dtype=torch.bool, device=x.device)  # may query i see key j?
-        seen = seen.tril() if self.causal else seen
-        if keep is not None:  # no token sees a pad but the pad itself (a row needs one key)
-            seen = seen & (keep[:, None, None, :] | torch.eye(T, dtype=torch.bool, device=x.device))
+        seen = None  # may query i see key j? Built only where the fused kernel needs it spelled out
+        if return_att or keep is not None:
+            seen = torch.ones(T, T, dtype=torch.bool, device=x.device)
+            seen = seen.tril() if self.causal else seen
+            if keep is not None:  # no token sees a pad but the pad itself (a row needs one key)
+                seen = seen & (keep[:, None, None, :] | torch.eye(T, dtype=torch.bool, device=x.device))
         if return_att:  # the explicit attention matrix, for the attention-map figures
             att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, T)
             att = att.masked_fill(~seen, float("-inf")).softmax(-1)
             y = att @ v
         else:  # fused kernel; with pads it takes the mask seen (B, 1, T, T)
             att = None
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if keep is None else seen,
-                                               is_causal=self.causal and keep is None)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=seen,
+                                               is_causal=self.causal and seen is None)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, H, T, hd) -> (B, T, C)
         return self.o_proj(y), att
 

@@ -714,13 +714,11 @@ def make_classify(context, device, data_seed, n_test, path="", test_path=""):
         return rows(*(t[idx] for t in train_t))
 
     itos = [chr(i) if 32 <= i < 127 else f"\\x{i:02x}" for i in range(256)] + ["<s>", "_"]
-    task = Task("classify", context, vocab_size=258, block_size=context, itos=itos,
-                test=test_rows, sample=sample, classes=classes, pad_id=PAD,
+    return Task("classify", context, vocab_size=258, block_size=context, itos=itos,
+                test=test_rows, sample=sample, classes=classes, pad_id=PAD, hash_split=False,
                 note=f"{path}: {len(train)} train / {len(test)} test texts "
                      f"({'--test_data' if test_path else 'hash split'}), classes "
                      f"{', '.join(map(str, classes))}, {n} bytes each at most")
-    task.hash_split = False  # split above, by text
-    return task
 
 
 def text_of(ids):

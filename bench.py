@@ -26,7 +26,8 @@ import torch.nn.functional as F
 
 import mixit
 import tasks
-from mixit import VARIANTS, append_record, build, environment, make_optimizer, pick_device, train_step
+from mixit import VARIANTS, build, make_optimizer, train_step
+from runtime import append_record, environment, pick_device
 
 # -----------------------------------------------------------------------------
 # Our step: `python bench.py`

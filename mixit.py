@@ -15,16 +15,15 @@ init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memor
     python mixit.py --help                              # every flag, with its meaning
 
 Sections: model (the MixiT attention is `MixingAttention`) | freezing | training | evaluation |
-checkpoints and records | configuration and command line. The data lives in tasks.py, the
-benchmark in bench.py (`python bench.py`, which imports this file; nothing here imports it).
+configuration and command line. The data lives in tasks.py; the machinery around a run (device,
+checkpoints, records, resuming after a signal, torchrun, flag parsing) in runtime.py, which a
+reader of the paper can skip; the benchmark in bench.py (it imports this file, not the reverse).
 """
 
-import argparse
 import dataclasses
 import json
 import math
 import os
-import platform
 import signal
 import sys
 import time
@@ -36,6 +35,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import tasks
+from runtime import (SIGNAL, Interrupted, agree, append_record, catch_signals, check_memory,
+                     check_writable, environment, flags, init_distributed, load_checkpoint,
+                     load_state, load_weights, pick_device, pick_dtype, rank_world,
+                     replica_checksums, restore_state, resume_path, save_checkpoint, save_state,
+                     signalled)
 from tasks import UsageError
 
 VARIANTS = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
@@ -122,10 +126,8 @@ def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
     A is the same for every input: it mixes tokens by position only. Entries can be negative.
     With `sink`, head 0 instead averages each token with the first one (0.5 / 0.5), as the
     reference code does; its row 0 is then [1, 0, ...] so that it too sums to 1.
-    The reference's bidirectional matrix (its Yelp runs) subtracts the full row's sum divided by
-    i+1, the causal count, so its row i sums to 1 + (1 - T/(i+1)) sum_j Z_ij and its first
-    rows blow up. That is a bug, not a design: we centre over the row's own support, so every
-    row sums to 1 in both modes (the paper's Yelp MixiT numbers come from the buggy matrix).
+    The reference's bidirectional matrix (Yelp) centres row i by the full row's sum over i+1,
+    the causal count: its rows sum to 1 + (1 - T/(i+1)) sum_j Z_ij. A bug we do not copy.
     """
     lo, hi = 1 / math.sqrt(T * head_dim), 1 / math.sqrt(T)
     sigma = lo + (hi - lo) * torch.rand(n_head, 1, 1, generator=gen)
@@ -232,8 +234,7 @@ class GPT(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, idx, return_hidden=False):
-        """idx (B, T) token ids -> logits (B, T, vocab). With return_hidden, also the residual
-        stream after every block and the attention maps, for the analyses in run_all.sh."""
+        """With return_hidden, also the residual stream after every block and the attention maps."""
         B, T = idx.size()
         if T > self.cfg.block_size:
             raise UsageError(f"sequence of length {T} is longer than block_size {self.cfg.block_size}")
@@ -291,51 +292,16 @@ def freeze(model, parts, verbose=True, label=""):
             p.requires_grad_(False)
     n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
     n_frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
-    if verbose:
-        msg = (f"{label}: frozen {{{', '.join(parts)}}}: {n_train:,} trainable parameters, "
-               f"{n_frozen:,} frozen")
+    if verbose:  # MixiT's fixed matrices A are buffers, not parameters: counted apart
         n_fixed = sum(b.numel() for n, b in model.named_buffers() if n.endswith(".A"))
-        if n_fixed:
-            msg += f", {n_fixed:,} fixed mixing weights (buffers)"
-        print(msg)
+        fixed = f", {n_fixed:,} fixed mixing weights (buffers)" if n_fixed else ""
+        print(f"{label}: frozen {{{', '.join(parts)}}}: {n_train:,} trainable parameters, "
+              f"{n_frozen:,} frozen{fixed}")
     return n_train, n_frozen
 
 
 # -----------------------------------------------------------------------------
 # Training
-
-
-def pick_device(name):
-    if name != "auto":
-        if name.split(":")[0] not in ("cpu", "cuda", "mps"):
-            raise UsageError(f"unknown device '{name}'; use auto, cpu, cuda (or cuda:N) or mps")
-        if name.startswith("cuda") and not torch.cuda.is_available():
-            raise UsageError("--device cuda asked for, but no CUDA GPU is visible")
-        if name == "mps" and not (getattr(torch.backends, "mps", None)
-                                  and torch.backends.mps.is_available()):
-            raise UsageError("--device mps asked for, but Apple's MPS is not available")
-        return name
-    if torch.cuda.is_available():
-        return "cuda"
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"
-
-
-def cpu_has_bf16():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-        return "avx512_bf16" in flags or "amx_bf16" in flags
-    except OSError:
-        return False
-
-
-def pick_dtype(name, device):
-    if name == "auto":
-        native = device.startswith("cuda") or (device == "cpu" and cpu_has_bf16())
-        name = "bfloat16" if native else "float32"
-    return getattr(torch, name)
 
 
 def get_lr(step, cfg):
@@ -353,11 +319,15 @@ def masked_loss(logits, y, mask):
     return (ce * m).sum() / m.sum().clamp(min=1)
 
 
+def param_groups(params, cfg):
+    """Weight decay on matrices and embeddings, none on biases and norm gains."""
+    return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
+            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+
+
 def make_optimizer(model, cfg, device):
-    """AdamW over the trainable parameters only; weight decay on matrices and embeddings."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    """AdamW over the trainable parameters only."""
+    groups = param_groups([p for p in model.parameters() if p.requires_grad], cfg)
     # fused: one kernel for the whole update on GPU; foreach: a few batched ops on CPU
     fast = {"fused": True} if device.startswith("cuda") else {"foreach": True}
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), **fast)
@@ -369,9 +339,8 @@ def unfreeze(model, optimizer, cfg):
     frozen = [p for p in model.parameters() if not p.requires_grad]
     for p in frozen:
         p.requires_grad_(True)
-    optimizer.add_param_group({"params": [p for p in frozen if p.dim() >= 2],
-                               "weight_decay": cfg.weight_decay})
-    optimizer.add_param_group({"params": [p for p in frozen if p.dim() < 2], "weight_decay": 0.0})
+    for group in param_groups(frozen, cfg):
+        optimizer.add_param_group(group)
     return sum(p.numel() for p in frozen)
 
 
@@ -390,21 +359,14 @@ def build(cfg, verbose=True):
     if not cfg.causal and cfg.block_size != task.block_size:  # (a corner of a full A is not one)
         raise UsageError("--causal false takes sequences of exactly --block_size tokens; leave "
                          "--block_size at 0")
-    # a step keeps about 25 activations of width C per token and block, and 3 copies of the
-    # logits: refuse a batch that cannot fit, instead of being killed by the operating system
-    step_bytes = 4 * cfg.batch_size * cfg.block_size * (25 * cfg.n_layer * cfg.n_embd + 3 * task.vocab_size)
-    memory = (torch.cuda.mem_get_info()[1] if device.startswith("cuda")
-              else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    if step_bytes > memory:
-        raise UsageError(f"--batch_size {cfg.batch_size} needs about {step_bytes / 2**30:,.0f} GiB "
-                         f"for one training step; this {device} has {memory / 2**30:,.0f} GiB")
+    # a step keeps about 25 activations of width C per token and block, and 3 copies of the logits
+    step_floats = cfg.batch_size * cfg.block_size * (25 * cfg.n_layer * cfg.n_embd + 3 * task.vocab_size)
+    check_memory(4 * step_floats, device, cfg.batch_size)
     torch.manual_seed(cfg.seed)
     model = GPT(cfg, task.vocab_size, task.classes and len(task.classes), task.pad_id)
     n_train, n_frozen = freeze(model, frozen_parts(cfg), verbose, label=f"variant {cfg.variant}")
     model.to(device)
-    if device.startswith("cuda"):
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True  # CUDA only
     return task, model, device, dtype, (n_train, n_frozen)
 
 
@@ -412,10 +374,8 @@ def compiled(model, cfg, device):
     """The model to call in the hot loop, torch.compile'd on CUDA (on the CPU it gained nothing
     for ~30 s of compile time, see README), and a sync function for honest timings."""
     on_cuda = device.startswith("cuda")
-    # dynamic=False: one graph specialised to each input shape (training batch, evaluation
-    # batch), instead of a shape-generic graph after the second shape is seen
-    # cuda_graphs: replay each step's kernels as one CUDA graph (our small models are bound by
-    # kernel launches: 1.3-1.7x faster steps on an H100, README)
+    # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
+    # cuda_graphs: replay a step's kernels as one CUDA graph (small models are launch-bound)
     mode = "reduce-overhead" if cfg.cuda_graphs else "default"
     fwd = torch.compile(model, dynamic=False, mode=mode) if cfg.compile and on_cuda else model
     return fwd, (torch.cuda.synchronize if on_cuda else (lambda: None))
@@ -455,51 +415,6 @@ def stop_reason(cfg, history, task):
     return None
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived during training: the state was saved, the run stops."""
-
-
-SIGNAL = {"got": None}  # set by the handler below, read once per training step
-
-
-def on_signal(signum, frame):
-    SIGNAL["got"] = signum  # the loop saves the state at the next step and stops
-
-
-def agree(value, world):
-    """Rank 0's value on every rank (DDP), so that all ranks stop at the same step."""
-    if world > 1:
-        box = [value]
-        dist.broadcast_object_list(box, src=0)
-        value = box[0]
-    return value
-
-
-def resume_path(cfg):
-    """Where a run saves its state: --resume, or for a run without it a path from its tag."""
-    name = cfg.tag or f"{cfg.task}_{cfg.variant}_s{cfg.seed}"
-    return cfg.resume or os.path.join("results", "ckpt", f"interrupted_{name.replace('/', '_')}.pt")
-
-
-# settings that may differ between a run and its resumption: they change no number
-RESUME_FREE = ("resume", "out", "log_interval", "examples", "save", "compile", "cuda_graphs")
-
-
-def load_state(cfg, world):
-    """The training state saved at --resume, if there is one, checked against this run."""
-    if not (cfg.resume and os.path.isfile(cfg.resume)):
-        return None
-    state = load_checkpoint(cfg.resume)
-    mine = dataclasses.asdict(cfg)
-    for k, v in state["config"].items():
-        if k in mine and k not in RESUME_FREE and mine[k] != v:
-            raise UsageError(f"--resume {cfg.resume} was saved by another run (--{k} {v} there, "
-                             f"{mine.get(k)} here): delete it or run with its settings")
-    if "step" not in state or len(state["gens"]) != world:
-        raise UsageError(f"--resume {cfg.resume} is not the state of a run on {world} process(es)")
-    return state
-
-
 def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     """The training loop. Returns the list of evaluation results (the learning curve).
 
@@ -507,10 +422,9 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     every batch from its own seed (seed + rank), DistributedDataParallel averages the gradients,
     and rank 0 alone evaluates and prints. One process is simply rank 0 of 1.
 
-    With --resume the whole state (model, AdamW, every random generator, step, learning curve,
-    timings) is saved at each evaluation and on SIGINT/SIGTERM, and a run that finds it there
-    continues from it: it ends exactly where an uninterrupted run ends."""
-    rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+    A signal (SIGINT, SIGTERM) saves the whole training state and stops; with --resume it is also
+    saved at each evaluation, and continued from: the run ends as an uninterrupted one would."""
+    rank, world = rank_world()
     t_run = t_run or time.time()
     optimizer = make_optimizer(model, cfg, device)
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
@@ -518,10 +432,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
             unfreeze(model, optimizer, cfg)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        gen.set_state(state["gens"][rank])
-        torch.set_rng_state(state["cpu_rng"])
+        restore_state(state, model, optimizer, gen)
         history, train_time, start, first_bad = state["history"], state["train_s"], state["step"], state["first_bad"]
         record.update(state["record"])
         record["resumed_at"] = record.get("resumed_at", []) + [start]
@@ -533,24 +444,18 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
             model, device_ids=[torch.cuda.current_device()] if device.startswith("cuda") else None)
         train_fwd, _ = compiled(ddp, cfg, device)
 
-    def save_state(path, step):  # every rank calls it (the generators are gathered); rank 0 writes
-        gens = [gen.get_state()]
-        if world > 1:
-            gens = [None] * world
-            dist.all_gather_object(gens, gen.get_state())
-        if rank == 0:
-            keep = {k: record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at") if k in record}
-            save_checkpoint(path, model, cfg, optimizer=optimizer.state_dict(), gens=gens,
-                            cpu_rng=torch.get_rng_state(), step=step, history=history,
-                            train_s=train_time, first_bad=int(first_bad),
-                            record={**keep, "wall_s": record.get("wall_s", 0) + time.time() - t_run})
+    def save(path, step):  # the training state, for --resume (runtime.py)
+        keep = {k: record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at") if k in record}
+        save_state(path, model, cfg, optimizer, gen, step=step, history=history,
+                   train_s=train_time, first_bad=int(first_bad),
+                   record={**keep, "wall_s": record.get("wall_s", 0) + time.time() - t_run})
 
     t0, logged_time, logged_step = time.time(), train_time, start
     first_bad = torch.tensor(first_bad, device=device)  # the first step whose loss was nan/inf, or -1
     for step in range(start, cfg.steps + 1):
-        if (SIGNAL["got"] is not None) if world == 1 else (step % cfg.log_interval == 0 and agree(SIGNAL["got"], world)):
+        if signalled(may_sync=step % cfg.log_interval == 0):  # SIGINT, SIGTERM: save and stop
             train_time += time.time() - t0
-            save_state(resume_path(cfg), step)
+            save(resume_path(cfg), step)
             raise Interrupted(step)
         if (step % cfg.eval_interval == 0 or step == cfg.steps) and not (history and history[-1]["step"] == step):
             sync()
@@ -562,13 +467,13 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
                 reason = stop_reason(cfg, history, task)
-            reason = agree(reason, world)
+            reason = agree(reason)
             if reason or step == cfg.steps:
                 record["stop"] = {"reason": reason or "reached --steps", "step": step}
                 print(f"step {step:5d} | stop: {record['stop']['reason']}")
                 break
             if cfg.resume and step > start:  # a run killed outright continues from here
-                save_state(cfg.resume, step)
+                save(cfg.resume, step)
             t0 = time.time()
         if cfg.unfreeze_at and step == cfg.unfreeze_at:  # a hybrid schedule (paper, Sec. 7)
             record["unfrozen_params"] = unfreeze(model, optimizer, cfg)
@@ -582,11 +487,9 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
         loss = train_step(model, train_fwd, optimizer, batch, get_lr(step, cfg), cfg, dtype)
         # remember the first non-finite loss on the device (no sync); checked at each log line
         first_bad = torch.where((first_bad < 0) & ~loss.isfinite(), step, first_bad)
-        if (step + 1) % cfg.log_interval == 0 or step + 1 == cfg.steps:
-            if first_bad.item() >= 0:  # a host sync, once per log line
-                raise UsageError(f"the training loss became nan or inf at step "
-                                 f"{first_bad.item()}; try a lower --lr (it is {cfg.lr:g}). "
-                                 "Nothing was written for this run")
+        if ((step + 1) % cfg.log_interval == 0 or step + 1 == cfg.steps) and first_bad.item() >= 0:
+            raise UsageError(f"the training loss became nan or inf at step {first_bad.item()}; "
+                             f"try a lower --lr (it is {cfg.lr:g}). Nothing was written for this run")
         if (step + 1) % cfg.log_interval == 0:
             loss = loss.item()  # the only other host sync of the loop, once per log line
             train_time, t0 = train_time + time.time() - t0, time.time()
@@ -596,10 +499,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
                   f"| {ms:.1f} ms/step")
     record["train_s"] = round(train_time, 2)
     if world > 1:  # the replicas must end identical: every rank's parameter sum, side by side
-        total = sum(p.detach().double().sum() for p in model.parameters())
-        sums = [torch.zeros_like(total) for _ in range(world)]
-        dist.all_gather(sums, total)
-        record["ddp"] = {"world_size": world, "param_checksums": [x.item() for x in sums]}
+        record["ddp"] = {"world_size": world, "param_checksums": replica_checksums(model)}
     return history
 
 
@@ -636,25 +536,9 @@ def evaluate(model, task, dtype, batch_size=500, return_preds=False):
 
 
 def show_examples(model, task, dtype, n):
-    """Print a few decoded test examples, right ones and wrong ones, in plain text."""
-    if n <= 0 or task.test[0].size(0) == 0:
-        return
-    _, pred = evaluate(model, task, dtype, return_preds=True)
-    x, y, mask = task.test
-    right = ((pred == y) | ~mask).all(1)
-    order = torch.cat([torch.nonzero(~right).flatten()[: n // 2], torch.nonzero(right).flatten()])
-    print(f"\nexamples from the test set ({task.note}):")
-    for i in order[:n].tolist():
-        if task.classes:  # classify: the text, then its class as the file writes it
-            text = " ".join(tasks.text_of(x[i]).split())  # newlines and runs of spaces: one space
-            text = repr(text if len(text) <= 80 else text[:77] + "...")
-            p, t = (task.classes[int(c[mask[i]][0])] for c in (pred[i], y[i]))
-            print(f"  {'RIGHT' if right[i] else 'WRONG'}  review {text} -> predicted {p}, true {t}")
-            continue
-        shown = x[i][: int(torch.nonzero(mask[i]).min()) + 1] if task.name != "hop" else x[i]
-        print(f"  {'RIGHT' if right[i] else 'WRONG'}  {task.decode(shown)[-120:]}  ->")
-        print(f"         expected: {task.decode(y[i][mask[i]])[:100]}")
-        print(f"         got:      {task.decode(pred[i][mask[i]])[:100]}")
+    """Print a few decoded test examples, right ones and wrong ones (tasks.Task.show)."""
+    if n > 0 and task.test[0].size(0):
+        task.show(evaluate(model, task, dtype, return_preds=True)[1], n)
 
 
 @torch.no_grad()
@@ -674,59 +558,6 @@ def token_covariance(model, task, n=256):
     T = cov.size(1)
     off_diagonal = ~torch.eye(T, dtype=torch.bool, device=cov.device)
     return cov[:, off_diagonal].mean().item()
-
-
-# -----------------------------------------------------------------------------
-# Checkpoints and run records
-
-
-def save_checkpoint(path, model, cfg, **state):
-    """Written to a temporary file first, so an interrupted save never destroys an old one.
-    `state` (a resumable run's optimizer, generators, step, ...) is saved beside the model."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = path + ".tmp"
-    torch.save({"config": dataclasses.asdict(cfg), "model": model.state_dict(), **state}, tmp)
-    os.replace(tmp, path)
-
-
-def load_checkpoint(path):
-    if not os.path.isfile(path):
-        raise UsageError(f"checkpoint not found: {path}")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-        assert isinstance(ckpt, dict) and "config" in ckpt and "model" in ckpt
-    except Exception as e:
-        raise UsageError(f"{path} is not a readable mixit checkpoint ({type(e).__name__})")
-    return ckpt
-
-
-def cpu_name():
-    """The CPU's model name ("AMD EPYC ..."), so that records can tell two machines apart."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
-def environment(device, dtype):
-    """Where and with what a run ran, for its record."""
-    name = torch.cuda.get_device_name() if device.startswith("cuda") else cpu_name()
-    return {"device": device, "device_name": name, "cpu": cpu_name(), "cpu_bf16": cpu_has_bf16(),
-            "dtype": str(dtype).replace("torch.", ""), "threads": torch.get_num_threads(),
-            "torch": torch.__version__, "python": platform.python_version(),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-
-
-def append_record(path, record):
-    """One JSON line per run, added by a single write() in append mode, so runs going in
-    parallel (run_all.sh) never interleave their lines; earlier lines are never touched."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (json.dumps(record) + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 # -----------------------------------------------------------------------------
@@ -758,9 +589,8 @@ class Config:
     n_head: int = _f(4, "attention heads per block (MixiT: random mixing matrices per block)")
     n_embd: int = _f(128, "width d of the residual stream; the MLP is 4d wide")
     block_size: int = _f(0, "longest sequence the model takes; 0 = the task's sequence length")
-    qk_init_std: float = _f(0.0, "std of the random W_Q, W_K at init (frozen_qk keeps them "
-                                 "forever); 0 = 1/sqrt(n_embd), the paper's N(0, 1/d). The "
-                                 "reference code uses 0.02, as for every other weight (README)")
+    qk_init_std: float = _f(0.0, "std of the random W_Q, W_K at init (frozen_qk keeps them); 0 = "
+                                 "1/sqrt(n_embd), the paper's N(0, 1/d); the reference uses 0.02")
     causal: bool = _f(True, "each token sees only the earlier ones; false = bidirectional (every "
                             "variant, MixiT's A full), classify's default; only for classify, hop")
     # MixiT's block differs from Standard's in three more ways than its attention (README); each
@@ -819,46 +649,15 @@ ARCH_KEYS = ("task", "variant", "task_size", "data", "test_data", "n_layer", "n_
              "data_seed")
 
 
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message):  # argparse would print the whole usage; one line is enough
-        raise UsageError(f"{message} (see python mixit.py --help)")
-
-
-def _bool(s):
-    if s.lower() in ("1", "true", "yes", "on"):
-        return True
-    if s.lower() in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got '{s}'")
-
-
 def parse_args(argv):
     """Flags -> the dict of settings the user actually gave (the rest come from the defaults)."""
     recipes = "; ".join(f"{t}: " + ", ".join(f"{k} {v}" for k, v in spec[4].items())
                         for t, spec in tasks.TASKS.items())
-    p = OneLineParser(description=__doc__.split("\n\n")[0].strip(),
-                      epilog="Each task brings its own CPU recipe, which replaces the defaults "
-                             f"above unless you give the flag: {recipes}. The resolved config "
-                             "is printed at the start of every run and saved in its record. `python bench.py` "
-                             "with these flags times every variant's training step.")
-    for f in dataclasses.fields(Config):
-        kind = _bool if f.type in (bool, "bool") else {"int": int, "float": float}.get(
-            f.type if isinstance(f.type, str) else f.type.__name__, str)
-        extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--resample" = "... true"
-        p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar="",
-                       help=f"{f.metadata['help']} (default: {f.default})", **extra)
-    return vars(p.parse_args(argv))
-
-
-def writable(path):
-    """Can a file be written at path? Creates the missing folders (they would be created at the
-    end anyway) and checks that the folder accepts files, without touching the file itself."""
-    folder = os.path.dirname(path) or "."
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        return False
-    return not os.path.isdir(path) and os.path.isdir(folder) and os.access(folder, os.W_OK)
+    return flags(Config, argv, description=__doc__.split("\n\n")[0].strip(),
+                 epilog="Each task brings its own CPU recipe, which replaces the defaults above "
+                        f"unless you give the flag: {recipes}. The resolved config is printed at "
+                        "the start of every run and saved in its record. `python bench.py` with "
+                        "these flags times every variant's training step.")
 
 
 # What each numeric setting must be: (settings, test, the rule as the error states it)
@@ -926,54 +725,24 @@ def resolve_config(given):
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)
-    for k in ("out", "save", "resume"):  # fail now, not after the whole run
-        path = getattr(cfg, k)
-        if path and not writable(path):
-            raise UsageError(f"--{k} {path} is not a file path that can be written")
+    check_writable(out=cfg.out, save=cfg.save, resume=cfg.resume)  # now, not after the run
     if cfg.dtype not in ("auto", "float32", "bfloat16"):
         raise UsageError(f"--dtype must be auto, float32 or bfloat16, not '{cfg.dtype}'")
     return cfg
 
 
-def init_distributed(cfg):
-    """Under `torchrun --nproc_per_node=N mixit.py ...` (WORLD_SIZE > 1): join the process group
-    (NCCL on GPUs, one per rank; gloo on CPUs) and silence every rank but 0. Returns
-    (rank, world size); (0, 1) for a plain `python mixit.py`."""
-    world = int(os.environ.get("WORLD_SIZE", 1))
-    if world == 1:
-        return 0, 1
-    if cfg.batch_size % world:
-        raise UsageError(f"--batch_size {cfg.batch_size} must divide among {world} processes")
-    on_gpu = torch.cuda.is_available() and cfg.device != "cpu"
-    if on_gpu:
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-    dist.init_process_group("nccl" if on_gpu else "gloo")
-    if dist.get_rank() > 0:
-        sys.stdout = open(os.devnull, "w")
-    return dist.get_rank(), world
-
-
 def run(cfg):
     t0 = time.time()
-    rank, world = init_distributed(cfg)
+    rank, world = init_distributed(cfg.batch_size, cfg.device)
     task, model, device, dtype, (n_train, n_frozen) = build(cfg)
-    if cfg.load:
-        try:
-            model.load_state_dict(load_checkpoint(cfg.load)["model"])
-        except RuntimeError as e:  # torch's message: a header line, then one line per problem
-            lines = str(e).splitlines()
-            raise UsageError(f"checkpoint {cfg.load} does not fit this model: {lines[-1].strip()}")
+    if cfg.load:  # start from a checkpoint's weights (resolve_config took its settings)
+        load_weights(model, cfg.load)
     print("config:", json.dumps(dataclasses.asdict(cfg)))
     print(f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}")
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
-    state = load_state(cfg, world)
-    handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    SIGNAL["got"] = None
-    try:  # a signal now saves the training state instead of losing it (train)
+    state = load_state(cfg)  # an interrupted run's state, to continue from (--resume)
+    with catch_signals():  # a signal now saves the training state instead of losing it (train)
         history = train(cfg, task, model, device, dtype, record, t0, state)
-    finally:
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
     if rank > 0:  # rank 0 evaluates, prints, saves and writes the record; the others wait for it:
         dist.barrier()  # a rank that left the group early could abort at exit (gloo, under load)
         return None
@@ -1012,10 +781,10 @@ def main(argv=None):
         sys.exit(2)
     except Interrupted as e:  # SIGINT or SIGTERM in training: the state is saved (train)
         path, got = resume_path(cfg), SIGNAL["got"]
-        again = "the same command" + ("" if cfg.resume else f" with --resume {path}")
-        if not dist.is_initialized() or dist.get_rank() == 0:
+        if rank_world()[0] == 0:
             print(f"\n{signal.Signals(got).name} at step {e.args[0]}: the run's state is saved in "
-                  f"{path}; {again} continues it (no record was written yet)", file=sys.stderr)
+                  f"{path}; the same command{'' if cfg.resume else f' with --resume {path}'} "
+                  "continues it (no record was written yet)", file=sys.stderr)
         sys.exit(128 + got)
     except KeyboardInterrupt:
         print("\ninterrupted: no record was written for this run", file=sys.stderr)

@@ -92,6 +92,25 @@ class Task:
     def decode(self, ids):
         return " ".join(self.itos[i] for i in ids.tolist())
 
+    def show(self, pred, n):
+        """Print n decoded test examples, wrong ones first, given the model's predictions
+        pred (N, T) on the test set: the input up to its first answer, then expected and got."""
+        x, y, mask = self.test
+        right = ((pred == y) | ~mask).all(1)
+        order = torch.cat([torch.nonzero(~right).flatten()[: n // 2], torch.nonzero(right).flatten()])
+        print(f"\nexamples from the test set ({self.note}):")
+        for i in order[:n].tolist():
+            if self.classes:  # classify: the text, then its class as the file writes it
+                text = " ".join(text_of(x[i]).split())  # newlines and runs of spaces: one space
+                text = repr(text if len(text) <= 80 else text[:77] + "...")
+                p, t = (self.classes[int(c[mask[i]][0])] for c in (pred[i], y[i]))
+                print(f"  {'RIGHT' if right[i] else 'WRONG'}  review {text} -> predicted {p}, true {t}")
+                continue
+            shown = x[i][: int(torch.nonzero(mask[i]).min()) + 1] if self.name != "hop" else x[i]
+            print(f"  {'RIGHT' if right[i] else 'WRONG'}  {self.decode(shown)[-120:]}  ->")
+            print(f"         expected: {self.decode(y[i][mask[i]])[:100]}")
+            print(f"         got:      {self.decode(pred[i][mask[i]])[:100]}")
+
 
 def _hash_rows(x):
     """A polynomial hash per row (B, T) -> (B,), exact enough to spot repeated sequences."""

@@ -168,9 +168,32 @@ MFU = 0.16
 PACKING_SPEEDUP = {1: 1.0, 2: 1.8, 4: 3.5, 8: 6.0}
 
 
-def cost(argv, models):
+# The model prices a run alone on a GPU. run_all.sh packs PER_GPU runs to a GPU, and there the
+# first paper-scale sweep (results/paper.jsonl: one H200, 8 at a time) took 1.1-10x the model's
+# step time per run, the most on memorize (batch 32768: memory-bound, which FLOPs miss). So the
+# queue of `--minutes`, which must know whether a run fits in what is left of a GPU call, prices
+# a run by the measured step time of its shape where a record has one.
+SHAPE = ("task", "task_size", "variant", "n_layer", "n_head", "n_embd", "batch_size")
+
+
+def shape_key(config):
+    """What a step's time depends on (not the recipe: lr, steps, seed...)."""
+    return tuple(config.get(k) for k in SHAPE)
+
+
+def measured_step_ms(latest):
+    """{shape: median ms per step} of the runs of {tag: record} (run_all.sh's packed runs)."""
+    by_shape = {}
+    for r in latest.values():
+        if r.get("ms_per_step"):
+            by_shape.setdefault(shape_key(r["config"]), []).append(r["ms_per_step"])
+    return {k: sorted(v)[len(v) // 2] for k, v in by_shape.items()}
+
+
+def cost(argv, models, measured=None):
     """(config, training FLOPs, estimated H100 minutes, floor-bound?) of one job line's run, to
-    its full --steps (a stopping rule can only shorten it). models caches FLOPs per shape."""
+    its full --steps (a stopping rule can only shorten it). models caches FLOPs per shape; with
+    measured ({shape: ms per step}), a measured shape is priced by its measurement."""
     cfg = mixit.resolve_config(mixit.parse_args(argv + ["--device", "cpu", "--out", ""]))
     task = tasks.make_task(cfg.task, cfg.task_size, "cpu", cfg.data_seed, 8, cfg.data)
     cfg.block_size = cfg.block_size or task.block_size
@@ -180,7 +203,9 @@ def cost(argv, models):
         models[shape] = model_flops_per_token(mixit.GPT(cfg, task.vocab_size), task.block_size)
     flops = models[shape] * cfg.batch_size * task.block_size * cfg.steps
     step_ms = max(1000 * flops / max(1, cfg.steps) / (MFU * H100_PEAK), STEP_FLOOR_MS)
-    return cfg, flops, (RUN_START_S + step_ms * cfg.steps / 1000) / 60, step_ms == STEP_FLOOR_MS
+    floor_bound = step_ms == STEP_FLOOR_MS
+    step_ms = (measured or {}).get(shape_key(dataclasses.asdict(cfg)), step_ms)
+    return cfg, flops, (RUN_START_S + step_ms * cfg.steps / 1000) / 60, floor_bound
 
 
 def latest_records(path):
@@ -259,8 +284,10 @@ def priority(tag):
 def todo(joblist, records, estimates=""):
     """The lines of a job list still to run, in priority order (stable within a priority). A
     line is done when the latest record of its tag ran its recipe; a benchmark when it has a
-    record. With estimates, writes 'tag minutes' per line there (the --plan cost model)."""
+    record. With estimates, writes 'tag minutes' per line there: the measured step time of its
+    shape where records has one, else the --plan cost model."""
     latest, models, jobs, est = latest_records(records), {}, [], []
+    measured = measured_step_ms(latest)
     for i, line in enumerate(open(joblist)):
         tag, *argv = line.split()
         r = latest.get(tag)
@@ -271,7 +298,7 @@ def todo(joblist, records, estimates=""):
             if r and same_recipe(r, cfg, given):
                 continue
             if estimates:
-                est.append(f"{tag} {cost(argv, models)[2]:.2f}")
+                est.append(f"{tag} {cost(argv, models, measured)[2]:.2f}")
         elif r:
             continue
         else:

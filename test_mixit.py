@@ -1859,7 +1859,8 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
     """bench.todo (run_all.sh's queue): seed 0 of the claims' cells first, then the other seeds,
     then the studies, in list order within each; a cell whose latest record ran its recipe is
     dropped, one whose recipe changed since (another --lr) stays; a benchmark with a record is
-    done. The estimates file has one 'tag minutes' line per run left."""
+    done. The estimates file has one 'tag minutes' line per run left: the start-up plus the
+    measured step time of its shape (a record of another recipe), else the cost model's."""
     import bench
     jobs, records, est = tmp_path / "jobs.txt", tmp_path / "runs.jsonl", tmp_path / "est.txt"
     run = "--task add --task_size 3 --n_embd 32 --steps 100"
@@ -1868,13 +1869,18 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
         ("t3/add/changed/s0", " --lr 1e-3"), ("t7/bench/s0", " --bench"), ("t3/add/b/s0", "")]))
     cfg = lambda *f: dataclasses.asdict(mixit.resolve_config(mixit.parse_args(run.split() + list(f))))  # noqa: E731
     records.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"config": {**cfg(), "tag": "t3/add/done/s0"}, "history": []},
+        {"config": {**cfg(), "tag": "t3/add/done/s0"}, "history": [], "ms_per_step": 600.0},
         {"config": {**cfg(), "tag": "t3/add/changed/s0"}, "history": []},
         {"config": {**cfg(), "tag": "t7/bench/s0"}, "bench": []}]))
     order = [line.split()[0] for line in bench.todo(str(jobs), str(records), str(est))]
     assert order == ["t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0", "t1/add/a/s1", "t9/add/x/s0"]
     assert [line.split()[0] for line in est.read_text().splitlines()] == \
         ["t9/add/x/s0", "t1/add/a/s1", "t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0"]
+    # every run left has the measured shape: 16 s to start plus 100 steps of 600 ms, in minutes
+    assert {line.split()[1] for line in est.read_text().splitlines()} == {f"{76 / 60:.2f}"}
+    records.write_text("")  # no measurement: the model's floor of 9 ms a step
+    bench.todo(str(jobs), str(records), str(est))
+    assert f"{(bench.RUN_START_S + 0.9) / 60:.2f}" in est.read_text().split()
 
 
 def test_report_reads_a_rerun_cell_from_its_latest_record_and_keeps_every_benchmark(tmp_path):

@@ -7,6 +7,7 @@ mixit.py imports this file, and this file imports nothing of the project but tas
 """
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -161,19 +162,20 @@ class Interrupted(Exception):
 SIGNAL = {"got": None}  # set by the handler, read once per training step
 
 
-class catch_signals:
+def on_signal(signum, frame):
+    SIGNAL["got"] = signum
+
+
+@contextlib.contextmanager
+def catch_signals():
     """`with catch_signals():` SIGINT and SIGTERM only set SIGNAL['got'] (the training loop
     saves its state at the next step and raises Interrupted); the old handlers come back after."""
-
-    def __enter__(self):
-        SIGNAL["got"] = None
-        self.old = {s: signal.signal(s, self.handler) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def handler(self, signum, frame):
-        SIGNAL["got"] = signum
-
-    def __exit__(self, *exc):
-        for s, handler in self.old.items():
+    SIGNAL["got"] = None
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
             signal.signal(s, handler)
 
 

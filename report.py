@@ -95,8 +95,8 @@ def cell_of(tag):
 
 
 def current(records):
-    """The records that count: a run rerun with a new recipe (run_all.sh reruns a cell whose
-    recipe changed) supersedes its earlier record; benchmarks keep every record (one per machine)."""
+    """The records that count: a rerun (run_all.sh reruns a cell whose recipe changed)
+    supersedes its earlier record; benchmarks keep every record (one per machine)."""
     latest = {r["config"]["tag"]: r for r in records if "history" in r}
     return [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
 
@@ -238,8 +238,8 @@ def table(header, rows):
 
 
 def lowest_loss(runs):
-    """The lowest validation loss of each run's evaluations and the step of it: where a model
-    overfits its corpus (paper scale: 70 passes over 466 KB), the final loss hides how far it got."""
+    """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
+    scale: 70 passes over 466 KB), the final loss hides how far it got."""
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
@@ -927,44 +927,21 @@ def plot_needle(cells, scale):
                 f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
 
 
-def plot_seeds(cells):
-    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
-    if not any(c.startswith("s1/") for c in cells):
-        return
-    draws = draw_runs(cells)
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
-    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
-    for ax, t in zip(axes, ("needle", "add", "lm")):
-        for i, v in enumerate(variants):
-            vals = draw_values(draws[v, t], t)
-            jitter = torch.linspace(-0.15, 0.15, len(vals)).tolist() if len(vals) > 1 else [0] * len(vals)
-            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
-        ax.set_xticks(range(len(variants)))
-        ax.set_xticklabels([NAMES.get(v, "MixiT, no sink") for v in variants], rotation=20, fontsize=8)
-        ax.set_title(t)
-        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
-    fig.suptitle("every seed (quick scale)")
-    fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/seeds_quick.png", dpi=120)
-    plt.close(fig)
-
-
 def plot_context(cells, scale):
     """Validation bits per byte against the context length (Table 2's lm cells and the longer-
     context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays random."""
+    curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
+              for v in ("standard", "frozen_qk", "mixit")}
+    if not any(len(pts) > 1 for pts in curves.values()):
+        return
     plt.figure(figsize=(5, 3.5))
-    drawn = False
-    for v in ("standard", "frozen_qk", "mixit"):
-        pts = size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
+    for v, pts in curves.items():
         if len(pts) > 1:
             x, m, sd = zip(*pts)
             plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=NAMES[v])
-            drawn = True
-    if not drawn:
-        plt.close()
-        return
     plt.xscale("log", base=2)
-    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items() if c.startswith(("t2/lm/", "s2/"))})
+    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items()
+                    if c.startswith(("t2/lm/", "s2/"))})
     plt.xticks(ticks, [str(t) for t in ticks])
     finish_plot("context length (bytes)", "validation bits per byte (mean ± std)",
                 f"language modelling against context ({scale})", f"lm_context_{scale}.png")
@@ -986,19 +963,41 @@ def plot_depth(cells, scale):
         pts = sorted((int(c.split("-L")[1]), c) for c in cells if c.startswith(f"t6/add/{v}-L"))
         if not pts:
             continue
-        L = [d for d, _ in pts]
-        ax[0].plot(L, [100 * sum(final(cells, c)) / len(final(cells, c)) for _, c in pts], "o-",
-                   label=NAMES[v])
-        ax[1].plot(L, [sum(final(cells, c, "token_cov")) / len(final(cells, c, "token_cov"))
-                       for _, c in pts], "o-", label=NAMES[v])
-    for a, lab in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
+        for a, key, x in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
+            means = [x * sum(final(cells, c, key)) / len(final(cells, c, key)) for _, c in pts]
+            a.plot([d for d, _ in pts], means, "o-", label=NAMES[v])
+    for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
         a.set_xscale("log", base=2)
         a.set_xlabel("n_layer")
-        a.set_ylabel(lab)
+        a.set_ylabel(label)
         a.legend()
     fig.suptitle(f"depth: random transformer vs MixiT ({scale})")
     fig.tight_layout()
     fig.savefig(f"{PLOT_DIR}/depth_{scale}.png", dpi=120)
+    plt.close(fig)
+
+
+def plot_seeds(cells):
+    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
+    if not any(c.startswith("s1/") for c in cells):
+        return
+    draws = draw_runs(cells)
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
+    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
+    for ax, t in zip(axes, ("needle", "add", "lm")):
+        for i, v in enumerate(variants):
+            vals = draw_values(draws[v, t], t)
+            n = len(vals)
+            jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
+            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
+        ax.set_xticks(range(len(variants)))
+        ax.set_xticklabels([NAMES.get(v, "MixiT, no sink") for v in variants], rotation=20,
+                           fontsize=8)
+        ax.set_title(t)
+        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
+    fig.suptitle("every seed (quick scale)")
+    fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/seeds_quick.png", dpi=120)
     plt.close(fig)
 
 
@@ -1010,6 +1009,9 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
     numbers are kept in results/covariance_at_init.json, which --check reads instead of
     recomputing them (another CPU may round the last digit differently)."""
     saved = "results/covariance_at_init.json"
+
+    def shown(curves):
+        return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
     if draw or not os.path.exists(saved):
         curves = {}
         for v in ("standard", "mixit"):  # every softmax variant shares Standard's init
@@ -1024,33 +1026,27 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
                     task, model, _, _, _ = mixit.build(cfg, verbose=False)
                     covs.append(mixit.token_covariance(model, task))
                 curves[v].append(mean_std(covs))
-        shown = lambda c: [[f"{m:.3f} {sd:.3f}" for m, sd in v] for v in c.values()]  # noqa: E731
         if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
             with open(saved, "w") as f:  # (a change in the last digits only is not written)
                 json.dump(curves, f, indent=1)
     else:
         with open(saved) as f:
             curves = json.load(f)
-    rows = [[NAMES[v] + (" (= every softmax variant)" if v == "standard" else "")]
-            + [f"{m:.3f} ± {sd:.3f}" for m, sd in means] for v, means in curves.items()]
-    if not draw:
-        return covariance_table(rows, depths, seeds, width)
-    plt.figure(figsize=(5, 3.5))
-    for v, means in curves.items():
-        plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
-                     capsize=2, label=NAMES[v])
-    plt.xscale("log", base=2)
-    finish_plot("n_layer", "token covariance at the last block",
-                f"at initialization, width {width} ({seeds} seeds)", "covariance_at_init.png")
-    return covariance_table(rows, depths, seeds, width)
-
-
-def covariance_table(rows, depths, seeds, width):
+    if draw:
+        plt.figure(figsize=(5, 3.5))
+        for v, means in curves.items():
+            plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
+                         capsize=2, label=NAMES[v])
+        plt.xscale("log", base=2)
+        finish_plot("n_layer", "token covariance at the last block",
+                    f"at initialization, width {width} ({seeds} seeds)", "covariance_at_init.png")
     return (f"**Token covariance at initialization** (no training; add-4 test sequences, width "
             f"{width}, 4 heads, mean ± std over {seeds} seeds; `plots/covariance_at_init.png`). "
             "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
             "share its init exactly (they differ only in what trains).\n\n"
-            + table(["variant"] + [f"L={d}" for d in depths], rows))
+            + table(["variant"] + [f"L={d}" for d in depths],
+                    [[NAMES[v] + (" (= every softmax variant)" if v == "standard" else "")] + row
+                     for v, row in zip(curves, shown(curves))]))
 
 
 @torch.no_grad()
@@ -1076,49 +1072,25 @@ def induction_scores(model, task):
     return scores
 
 
-def best_heads(v, scores):
-    """A table row: the variant's best previous-token and best induction head, with their scores."""
-    best = {k: max((s, l, h) for l, sc in enumerate(scores) for h, s in enumerate(sc[k]))
-            for k in ("previous", "induction")}
-    return [NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best.values()]
-
-
 def plot_attention(scale, draw=True):
     """Attention maps of the 2-layer models trained on induction, with per-head scores. The
     checkpoints (seed 0, run_all.sh --save) stay out of git, so the scores are also kept in
     results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
     the committed PNGs), and any run with the checkpoints rewrites it."""
-    lines, saved = [], f"results/heads_{scale}.json"
+    saved = f"results/heads_{scale}.json"
     heads = {}
     if os.path.exists(saved):
         with open(saved) as f:
             heads = json.load(f)
+    lines = []
     for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
         path = f"results/ckpt/{scale}_induction_{v}.pt"
-        if not draw or not os.path.exists(path):  # (--check reads the saved scores)
-            if v in heads:
-                lines.append(best_heads(v, heads[v]))
-            continue
-        cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
-        task, model, _, _, _ = mixit.build(cfg, verbose=False)
-        model.load_state_dict(mixit.load_checkpoint(path)["model"])
-        scores = induction_scores(model, task)
-        with torch.no_grad():
-            _, _, atts = model(task.test[0][:1], return_hidden=True)
-        L, H = len(atts), atts[0].size(1)
-        fig, axes = plt.subplots(L, H, figsize=(2.2 * H, 2.3 * L), squeeze=False)
-        for l in range(L):
-            for h in range(H):
-                axes[l][h].imshow(atts[l][0, h].float().numpy(), cmap="viridis")
-                axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
-                                     f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
-                axes[l][h].axis("off")
-        fig.suptitle(f"{NAMES[v]} on induction: attention of one test sequence ({scale})")
-        fig.tight_layout()
-        fig.savefig(f"{PLOT_DIR}/attention_{v}_{scale}.png", dpi=110)
-        plt.close(fig)
-        heads[v] = scores
-        lines.append(best_heads(v, scores))
+        if draw and os.path.exists(path):  # (--check reads the saved scores)
+            heads[v] = draw_attention(path, v, scale)
+        if v in heads:  # the variant's best previous-token and induction heads
+            best = [max((s, l, h) for l, layer in enumerate(heads[v])
+                        for h, s in enumerate(layer[k])) for k in ("previous", "induction")]
+            lines.append([NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best])
     if not lines:
         return ""
     if draw:
@@ -1131,81 +1103,98 @@ def plot_attention(scale, draw=True):
             + table(["variant", "previous-token head", "induction head"], lines))
 
 
+def draw_attention(path, v, scale):
+    """Each head's attention on one test sequence, of a checkpoint's model; returns its scores."""
+    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.load_state_dict(mixit.load_checkpoint(path)["model"])
+    scores = induction_scores(model, task)
+    with torch.no_grad():
+        _, _, atts = model(task.test[0][:1], return_hidden=True)
+    L, H = len(atts), atts[0].size(1)
+    fig, axes = plt.subplots(L, H, figsize=(2.2 * H, 2.3 * L), squeeze=False)
+    for l in range(L):
+        for h in range(H):
+            axes[l][h].imshow(atts[l][0, h].float().numpy(), cmap="viridis")
+            axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
+                                 f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
+            axes[l][h].axis("off")
+    fig.suptitle(f"{NAMES[v]} on induction: attention of one test sequence ({scale})")
+    fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/attention_{v}_{scale}.png", dpi=110)
+    plt.close(fig)
+    return scores
+
+
 # -----------------------------------------------------------------------------
-# The README's efficiency tables, from the benchmark records (bench.py, bench_gpu.sh)
+# The efficiency tables (FINDINGS), from the benchmark records (bench.py, bench_gpu.sh)
 
 # (records file, tag, row label, what to show): each GPU gets these rows where it has records
-GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", "ms_per_step"),
+MS = "ms_per_step"
+GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", MS),
             ("paper", "t7/bench/s0", "width 512, batch 1000: MFU (bf16 peak 989 TFLOP/s)", "mfu"),
-            ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", "ms_per_step"),
-            ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", "ms_per_step"),
-            ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", "ms_per_step"),
-            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", "ms_per_step")]
-# (width, tags on the AVX2-only CPU, on the AVX-512 bf16 CPU in fp32, the same in bf16 autocast)
-CPU_ROWS = [(128, "x/t7-bench-sweep-2026-11-21", "x/cpu-bench-w128-float32", "x/cpu-bench-w128-bfloat16"),
-            (512, "x/bench-w512-*", "x/cpu-bench-w512-*-float32", "x/cpu-bench-w512-*-bfloat16")]
+            ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", MS),
+            ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", MS),
+            ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", MS),
+            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", MS)]
+# (row label, tags in results/extra.jsonl): the AVX2-only CPU in fp32, the AVX-512 bf16 CPU in
+# fp32 and in bf16 autocast
+CPU_ROWS = [("width 128, AVX2 CPU, fp32", "x/t7-bench-sweep-2026-11-21"),
+            ("width 128, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w128-float32"),
+            ("width 128, same CPU, bf16 autocast", "x/cpu-bench-w128-bfloat16"),
+            ("width 512, AVX2 CPU, fp32", "x/bench-w512-*"),
+            ("width 512, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w512-*-float32"),
+            ("width 512, same CPU, bf16 autocast", "x/cpu-bench-w512-*-bfloat16")]
 
 
-def bench_table(records, rows, short):
-    """One benchmark table: a row per (group, label), a column per variant, the ms/step (or MFU)
-    of each variant in the records that the row names."""
-    lines = []
-    for group, found in rows:
-        for label, key in found:
-            by = {x["variant"]: x[key] for r in records[group, label] for x in r["bench"]}
-            lines.append([f"{short(group)}, {label}"] + [
-                "–" if by.get(v) is None else f"{100 * by[v]:.1f}%" if key == "mfu" else f"{by[v]:.1f}"
-                for v in VARIANTS])
-    return table(["ms/step (or MFU)"] + [NAMES[v] for v in VARIANTS], lines)
+def bench_row(label, records, key=MS):
+    """A row of an efficiency table: each variant's ms/step (or MFU) in the records."""
+    by = {x["variant"]: x[key] for r in records for x in r["bench"]}
+    return [label] + ["–" if by.get(v) is None else f"{100 * by[v]:.1f}%" if key == "mfu"
+                      else f"{by[v]:.1f}" for v in VARIANTS]
 
 
 def efficiency():
-    """The README's efficiency block: GPU ms/step and MFU per variant, packing several runs on
-    one GPU (each run's own wall time, from its record), and the CPU benchmarks."""
+    """FINDINGS' efficiency block: GPU ms/step and MFU per variant, packing several runs on one
+    GPU (each run's own wall time, from its record), and the CPU benchmarks."""
     files = {name: read_records(f"results/{name}.jsonl") for name in ("paper", "gpu", "extra")}
-    gpus = sorted({r["device_name"] for r in files["paper"] + files["gpu"] if r["device"].startswith("cuda")})
-    records, rows = defaultdict(list), []
+
+    def on(gpu, tag, name="gpu"):
+        return [r for r in files[name] if r["config"]["tag"] == tag and r["device_name"] == gpu]
+    gpus = sorted({r["device_name"] for r in files["paper"] + files["gpu"]
+                   if r["device"].startswith("cuda")})
+    rows, pack = [], []
     for gpu in gpus:
-        found = []
+        short = gpu.replace("NVIDIA ", "")
         for name, tag, label, key in GPU_ROWS:
-            hits = [r for r in files[name] if r["config"]["tag"] == tag and r["device_name"] == gpu]
-            if hits:
-                records[gpu, label] = hits
-                found.append((label, key))
-        rows.append((gpu, found))
-    out = [bench_table(records, rows, lambda g: g.replace("NVIDIA ", ""))]
-    pack = []
-    for gpu in gpus:
+            if on(gpu, tag, name):
+                rows.append(bench_row(f"{short}, {label}", on(gpu, tag, name), key))
         for mode in ("compile", "eager"):
-            runs = {p: [r["wall_s"] for r in files["gpu"] if r["device_name"] == gpu
-                        and r["config"]["tag"] == f"gpu/pack-{mode}-P{p}"] for p in (1, 8)}
-            clock = [r["pack_wall_s"] for r in files["gpu"] if r["device_name"] == gpu
-                     and r["config"]["tag"] == f"gpu/pack-wall-{mode}-P8"]  # bench_gpu.sh, since 2026-11-25
-            if runs[1] and runs[8]:
-                pack.append([gpu.replace("NVIDIA ", ""), mode, f"{max(runs[1]):.1f}", f"{max(runs[8]):.1f}",
+            one = [r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P1")]
+            eight = [r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P8")]
+            # the batch's wall clock: bench_gpu.sh records it since 2026-11-25
+            clock = [r["pack_wall_s"] for r in on(gpu, f"gpu/pack-wall-{mode}-P8")]
+            if one and eight:
+                pack.append([short, mode, f"{max(one):.1f}", f"{max(eight):.1f}",
                              f"{clock[-1]:.1f}" if clock else "–",
-                             f"{60 / max(runs[1]):.1f} vs {8 * 60 / max(runs[8]):.1f}"])
+                             f"{60 / max(one):.1f} vs {8 * 60 / max(eight):.1f}"])
+    header = ["ms/step (or MFU)"] + [NAMES[v] for v in VARIANTS]
+    out = [table(header, rows)]
     if pack:
-        out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a time "
-                   "and eight at once on one GPU; each run's wall time from its record (model "
+        out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a "
+                   "time and eight at once on one GPU; each run's wall time from its record (model "
                    "build to record, without the interpreter's start), the slowest of the eight, "
                    "and the batch's wall clock where bench_gpu.sh recorded it.\n\n"
                    + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)",
                             "8 at once: wall clock, s", "runs/min, 1 vs 8"], pack))
-    cpu_rows, records = [], defaultdict(list)
-    for width, *patterns in CPU_ROWS:
-        found = []
-        for label, pattern in zip(("AVX2 CPU, fp32", "AVX-512 bf16 CPU, fp32", "same CPU, bf16 autocast"),
-                                  patterns):
-            hits = [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
-            if hits:
-                records[width, label] = hits
-                found.append((label, "ms_per_step"))
-        cpu_rows.append((width, found))
+    rows = []
+    for label, pattern in CPU_ROWS:
+        hits = [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
+        if hits:
+            rows.append(bench_row(label, hits))
     out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
                "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
-               "`x/cpu-bench-*` in results/extra.jsonl):\n\n"
-               + bench_table(records, cpu_rows, lambda w: f"width {w}"))
+               "`x/cpu-bench-*` in results/extra.jsonl):\n\n" + table(header, rows))
     return "\n\n".join(out)
 
 
@@ -1214,18 +1203,33 @@ def efficiency():
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
-# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both); KEY a number of the
-# record's `final`, of the record itself or of its config (acc, loss, bits_per_param, wall_s,
-# steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes` (their summed wall time),
-# `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or
-# more), `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
-# `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT is pm (mean ± std, the
-# default), mean, seeds (each run's value) or range, with `:DIGITS`.
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both); KEY a
+# number of the record's `final`, of the record itself or of its config (acc, loss,
+# bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
+# (their summed wall time), `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the
+# first evaluation at PCT% or more), `speedup:VARIANT` (a benchmark's % more samples/s than
+# Standard) or `ms:VARIANT` and `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
+# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
 UNFOUND = []  # the marked numbers that no record gives
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
-PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
-DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
-          "minutes": 0, "runs": 0, "steps": 0, "ms": 0, "samples": 0, "reached": 0, "mixit_mult": 2}
+
+
+def record_values(r, key):
+    """The values of a KEY (see above, but for runs and minutes) in one record."""
+    base, _, at = key.partition("@")
+    kind, _, arg = base.partition(":")
+    if kind == "speedup":
+        return speedups([r], arg)
+    if kind in ("ms", "samples"):
+        field = "ms_per_step" if kind == "ms" else "samples_per_s"
+        return [x[field] for x in r["bench"] if x["variant"] == arg]
+    if kind == "reached":
+        hits = (h["step"] for h in r["history"] if h.get("acc", 0) >= float(arg) / 100)
+        return [next(hits, math.nan)]
+    if at:
+        return [h[base] for h in r["history"] if h["step"] == int(at)]
+    v = r.get("final", {}).get(base, r.get(base, r["config"].get(base)))
+    return [] if v is None else [v]
 
 
 def number(spec, records_of):
@@ -1235,42 +1239,31 @@ def number(spec, records_of):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
-    runs = [r for r in records_of(name) if any(  # CELL may list several patterns: a,b
-        fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), p)
-        for p in pattern.split(","))]
+
+    def matches(tag):  # CELL may list several patterns: a,b
+        return any(fnmatch.fnmatchcase(tag, p) or fnmatch.fnmatchcase(cell_of(tag), p)
+                   for p in pattern.split(","))
+    runs = [r for r in records_of(name) if matches(r["config"]["tag"])]
     if not runs:
         raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
     if key == "runs":
         return str(len({r["config"]["tag"] for r in runs}))
     if key == "minutes":
         return f"{sum(r.get('wall_s', 0) for r in runs) / 60:.{digits or 0}f}"
-    base, _, at = key.partition("@")
-    values = []
-    for r in runs:
-        kind, _, arg = base.partition(":")
-        if kind == "speedup":
-            values += speedups([r], arg)
-        elif kind in ("ms", "samples"):
-            values += [x["ms_per_step" if kind == "ms" else "samples_per_s"]
-                       for x in r["bench"] if x["variant"] == arg]
-        elif kind == "reached":
-            values += [next((h["step"] for h in r["history"] if h.get("acc", 0) >= float(arg) / 100),
-                            math.nan)]
-        elif at:
-            values += [h[base] for h in r["history"] if h["step"] == int(at)]
-        else:
-            values += [v for v in (r.get("final", {}).get(base, r.get(base, r["config"].get(base))),)
-                       if v is not None]
+    values = [v for r in runs for v in record_values(r, key)]
     if not values:
         raise ValueError(f"'{spec}': the matching records have no {key}")
-    scale = 100 if base in PERCENT else 1
+    base = key.partition("@")[0]
     d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
-    values = [scale * v for v in values]
-    show = lambda v: "not reached" if math.isnan(v) else f"{v:.{d}f}"  # noqa: E731
+    values = [v * 100 if base in PERCENT else v for v in values]
+
+    def show(v):
+        return "not reached" if math.isnan(v) else f"{v:.{d}f}"
     if fmt == "seeds":
         return ", ".join(map(show, values))
     if fmt == "range":
-        return show(min(values)) if min(values) == max(values) else f"{show(min(values))}-{show(max(values))}"
+        lo, hi = min(values), max(values)
+        return show(lo) if lo == hi else f"{show(lo)}-{show(hi)}"
     m, sd = mean_std(values)
     if fmt == "mean" or len(values) == 1:
         return show(m)
@@ -1296,6 +1289,10 @@ def fill_numbers(doc, path):
             print(f"report.py: {path}: {e}", file=sys.stderr)
             return m.group(0)
     return NUMBER.sub(one, doc)
+
+
+# -----------------------------------------------------------------------------
+# The files: each rendered block goes between its two marker lines
 
 
 FILLED = set()  # the block markers that render_all filled: --check flags any other
@@ -1330,18 +1327,13 @@ def render_all(scale, draw=True):
     if draw:
         os.makedirs(PLOT_DIR, exist_ok=True)
     cells = load(f"results/{scale}.jsonl")
-    md = render(cells, scale)
-    att = plot_attention(scale, draw)
-    if att:
-        md += "\n\n" + att
-    studies = render_studies(cells)
-    if studies:
-        md += "\n\n" + studies
+    parts = [render(cells, scale), plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
-        md += "\n\n" + covariance_at_init(draw)
+        parts.append(covariance_at_init(draw))
         other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
         if other:
-            md += "\n\n" + dtype_check(cells, other, "bfloat16")
+            parts.append(dtype_check(cells, other, "bfloat16"))
+    md = "\n\n".join(p for p in parts if p)
     if draw:
         plot_needle(cells, scale)
         plot_lm_curves(cells, scale)
@@ -1351,7 +1343,8 @@ def render_all(scale, draw=True):
         plot_depth(cells, scale)
     claims = verdicts(cells)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
-    # the verdicts go to the README, the tables to the findings file, each between its markers
+    # the verdicts go to the README, the tables to the findings file, each between its markers,
+    # or one table where the text needs it (pieces)
     readme = {"verdicts": claims, "summary": summary(cells)}
     findings = {"tables": md, **({"efficiency": efficiency()} if scale == "quick" else {})}
     for path, blocks in (("README.md", readme), (FINDINGS, findings)):
@@ -1359,7 +1352,7 @@ def render_all(scale, draw=True):
             doc = open(path).read()
             for block, text in blocks.items():
                 doc = between(doc, f"<!-- {scale}-{block} -->", text)
-            for title, text in pieces(claims + "\n\n" + md).items():  # one table where the text needs it
+            for title, text in pieces(claims + "\n\n" + md).items():
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
     return out
@@ -1373,7 +1366,8 @@ def check():
         for path, text in render_all(scale, draw=False).items():
             old = open(path).read() if os.path.exists(path) else ""
             if old != text:
-                diff = [f"    - {a}\n    + {b}" for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
+                diff = [f"    - {a}\n    + {b}"
+                        for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
                 stale.append(f"{path} ({scale}): differs from the records; first change:\n"
                              + (diff[0] if diff else "    (lines added or removed)"))
     stale += UNFOUND
@@ -1384,7 +1378,8 @@ def check():
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"
-                                   if stale else "every rendered block and number matches the records"))
+                                   if stale
+                                   else "every rendered block and number matches the records"))
     return not stale
 
 

@@ -68,9 +68,8 @@ PAPER = {
 
 
 def read_records(path):
-    """Every record of a .jsonl file, in order. A line that is not a whole JSON record (a run
-    killed while writing, a full disk) is named on stderr and skipped, so one bad line never
-    hides the others."""
+    """Every record of a .jsonl file, in order. A line that is not one (a run killed while
+    writing, a full disk) is named on stderr and skipped: one bad line hides no other."""
     if not os.path.exists(path):
         return []
     records = []
@@ -299,11 +298,9 @@ def depth_rows(cells):
 
 
 def depth_pairs(cells):
-    """The cells claim 6 compares: ((Random shallow, deep), (MixiT shallow, deep), (Random's
-    depths), (MixiT's depths), where). Table 6b (`--claims`: Random at width 256 on add-3, where
-    it adds at 2 layers) where it has two depths, with MixiT in Random's own setting where that
-    has two, else MixiT at Table 5's; otherwise Table 6's shallowest and deepest. None if neither
-    has two depths of both variants."""
+    """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
+    (Random's depths), (MixiT's depths), where). Table 6b's (Random adds at 2 layers there) where
+    it has two depths, else Table 6's; None where neither has two depths of both variants."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
     ran, mix = rows.get("random-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
     where = "Table 6b"
@@ -579,26 +576,6 @@ def dtype_check(cells, other, name):
 # The tables
 
 
-def yelp_table(cells):
-    """Table 3b: Yelp (cells y/yelp/*, run only where the data is given). A MixiT head count
-    equal to the MixiT row's is read from that row (run_all.sh runs it once)."""
-    def heads(h):
-        runs = cells.get(f"y/yelp/mixit-heads{h}") or [
-            r for r in cells.get("y/yelp/mixit", []) if r["config"]["n_head"] == h]
-        return stat([r["final"]["acc"] for r in runs])
-    how = "" if any(c.startswith("y/yelp/") for c in cells) else (
-        " *Not run: it needs the data (README, 'Text classification'): "
-        "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
-    return ["**Table 3b. Yelp review polarity**: bidirectional models on the bytes of each "
-            f"review (context {config_of(cells, 'y/yelp/')}), test accuracy (%); [paper]; MixiT "
-            "with 4 and 64 heads (paper, Table 5: more heads do not change Yelp)." + how,
-            table(["variant", "Yelp"],
-                  [[NAMES[v], entry(cells, f"y/yelp/{v}") + paper(f"y/yelp/{v}")]
-                   for v in VARIANTS[:4]]
-                  + [[f"MixiT, {h} heads", heads(h)] for h in (4, 64)]
-                  + [[FLOOR, floor(cells, "y/yelp/")]])]
-
-
 def depth_lines(cells, rows, depths):
     """Tables 6 and 6b: for each (name, {depth: cell}) a line of accuracies and one of token
     covariances, a column per depth ('–' where not run)."""
@@ -663,7 +640,23 @@ def render(cells, scale):
     out.append(table(["n_head"] + [str(h) for h in heads],
                      [["MixiT"] + [entry(cells, f"t5/add/heads{h}") for h in heads],
                       [FLOOR] + [floor(cells, "t5/")] * len(heads)]))
-    out += yelp_table(cells)
+    # Table 3b: Yelp (cells y/yelp/*, run only where the data is given); a MixiT head count
+    # equal to the MixiT row's is read from that row (run_all.sh runs it once)
+    def yelp_heads(h):
+        runs = cells.get(f"y/yelp/mixit-heads{h}") or [
+            r for r in cells.get("y/yelp/mixit", []) if r["config"]["n_head"] == h]
+        return stat([r["final"]["acc"] for r in runs])
+    how = "" if any(c.startswith("y/yelp/") for c in cells) else (
+        " *Not run: it needs the data (README, 'Text classification'): "
+        "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
+    out.append("**Table 3b. Yelp review polarity**: bidirectional models on the bytes of each "
+               f"review (context {config_of(cells, 'y/yelp/')}), test accuracy (%); [paper]; "
+               "MixiT with 4 and 64 heads (paper, Table 5: more heads do not change Yelp)." + how)
+    out.append(table(["variant", "Yelp"],
+                     [[NAMES[v], entry(cells, f"y/yelp/{v}") + paper(f"y/yelp/{v}")]
+                      for v in VARIANTS[:4]]
+                     + [[f"MixiT, {h} heads", yelp_heads(h)] for h in (4, 64)]
+                     + [[FLOOR, floor(cells, "y/yelp/")]]))
     # Table 6: depth; its rows: Random (at the scale's lr, and at the reference's 1e-2 where
     # run: random-lr1e-2) and MixiT
     depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
@@ -1319,9 +1312,8 @@ def pieces(md):
 
 
 def render_all(scale, draw=True):
-    """{path: text} of every file that report.py writes for a scale (the figures are drawn on the
-    way, unless draw=False): the tables file, and README.md and FINDINGS.md with their rendered
-    blocks and their marked numbers rewritten from the records."""
+    """{path: text} of every file that report.py writes for a scale: the tables file, README.md
+    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False."""
     global PLOT_DIR
     PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
     if draw:

@@ -886,7 +886,6 @@ def draw_strength(record):
     return sum(values) / len(values)
 
 
-
 # -----------------------------------------------------------------------------
 # Figures
 

@@ -3,8 +3,9 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
 
     python report.py --scale quick      # reads results/quick.jsonl
     python report.py --scale paper      # reads results/paper.jsonl
+    python report.py --check            # fails where a committed table or number is stale
 
-Nothing here is typed by hand: every number comes from a record (mean +- std over seeds, n = the
+Nothing here is typed by hand: every number comes from a record (mean ± std over seeds, n = the
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
 table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
 results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
@@ -35,64 +36,71 @@ FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds 
 VARIANTS = ["standard", "frozen_qk", "frozen_mlp", "mixit", "random"]
 NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen-MLP",
          "mixit": "MixiT", "random": "Random",
-         # the extra row: Frozen-QK whose frozen W_Q, W_K start N(0, 0.02^2) as in the reference
-         # code, instead of the paper's N(0, 1/d)
-         "frozen_qk_ref": "Frozen-QK, reference init 0.02"}
-# a variant in the other's block (Table 9, and the capacity rows of Table 11)
-# (MixiT cannot take RoPE, which rotates queries and keys: in Standard's block it keeps its learned
-# positions, so that swap is the MLP and the residuals only)
-BLOCK_ROWS = {"standard_mixblock": "Standard in MixiT's block",
-              "mixit_stdblock": "MixiT in Standard's block (learned positions kept)"}
+         # Frozen-QK whose frozen W_Q, W_K start N(0, 0.02^2) as in the reference code, instead
+         # of the paper's N(0, 1/d)
+         "frozen_qk_ref": "Frozen-QK, reference init 0.02",
+         # a variant in the other's block (Table 9, and the capacity rows of Table 11). MixiT
+         # cannot take RoPE, which rotates queries and keys: in Standard's block it keeps its
+         # learned positions, so that swap is the MLP and the residuals only
+         "standard_mixblock": "Standard in MixiT's block",
+         "mixit_stdblock": "MixiT in Standard's block (learned positions kept)"}
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 LM_ROWS = VARIANTS + ["frozen_qk_ref"]
+RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
 UNSTABLE = 10  # points: seeds further apart than this mark their cell "†", unstable at its budget
+PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
+DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
+          "steps": 0, "ms": 0, "samples": 0, "reached": 0, "mixit_mult": 2}
 # The paper's numbers (v3, one run each), for the cells where it reports one.
 PAPER = {
-    ("t1", "needle"): {"standard": 100, "frozen_qk": 97.0, "mixit": 11.2},
-    ("t1", "hop"): {"standard": 99.99, "frozen_qk": 96.7, "mixit": 48.6},
-    ("t2", "lm"): {"standard": 2.78, "frozen_qk": 3.07, "mixit": 3.73},  # WikiText-103, nats/token
-    ("t4", "memorize"): {"standard": 2.98, "frozen_qk": 2.25, "mixit": 2.18, "frozen_mlp": 1.13},
-    ("y", "yelp"): {"standard": 90.55, "mixit": 92.56},  # Yelp polarity, Table 3
+    "t1/needle": {"standard": 100, "frozen_qk": 97.0, "mixit": 11.2},
+    "t1/hop": {"standard": 99.99, "frozen_qk": 96.7, "mixit": 48.6},
+    "t2/lm": {"standard": 2.78, "frozen_qk": 3.07, "mixit": 3.73},  # WikiText-103, nats/token
+    "t4/memorize": {"standard": 2.98, "frozen_qk": 2.25, "mixit": 2.18, "frozen_mlp": 1.13},
+    "y/yelp": {"standard": 90.55, "mixit": 92.56},  # Yelp polarity, Table 3
 }
 
 
+# -----------------------------------------------------------------------------
+# Records: each run appends one to results/<scale>.jsonl, tagged table/task/variant/seed.
+# A cell is a tag without its seed (t1/needle/mixit): records[cell] = [record per seed].
+
+
 def read_records(path):
-    """Every record of a .jsonl file, in order. A line that is not a whole JSON record (a run
-    killed while writing, a full disk) is named on stderr and skipped, so one bad line never
-    hides the others."""
+    """Every record of a .jsonl file, in order. A line that is not one (a run killed while
+    writing, a full disk) is named on stderr and skipped: one bad line hides no other."""
+    if not os.path.exists(path):
+        return []
     records = []
-    if os.path.exists(path):
-        with open(path) as f:
-            for i, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                    if not isinstance(r["config"]["tag"], str):  # every run record has one
-                        raise TypeError
-                except (ValueError, KeyError, TypeError) as e:
-                    print(f"report.py: {path} line {i} skipped: not a run record "
-                          f"({type(e).__name__})", file=sys.stderr)
-                    continue
-                records.append(r)
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+                if not isinstance(r["config"]["tag"], str):  # every run record has one
+                    raise TypeError
+            except (ValueError, KeyError, TypeError) as e:
+                print(f"report.py: {path} line {i} skipped: not a run record "
+                      f"({type(e).__name__})", file=sys.stderr)
+                continue
+            records.append(r)
     return records
 
 
 def cell_of(tag):
-    """The cell a run belongs to: its tag without the seed, e.g. t1/needle/mixit."""
     return re.sub(r"/s\d+$", "", tag)
 
 
 def current(records):
-    """The records that count: a run rerun with a new recipe (run_all.sh reruns a cell whose
-    recipe changed) supersedes its earlier record; benchmarks keep every record (one per machine)."""
+    """The records that count: a rerun (run_all.sh reruns a cell whose recipe changed)
+    supersedes its earlier record; benchmarks keep every record (one per machine)."""
     latest = {r["config"]["tag"]: r for r in records if "history" in r}
     return [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
 
 
 def load(path):
-    """records[cell] = [record per seed]; cell = the tag without its seed, e.g. t1/needle/mixit."""
     cells = defaultdict(list)
     for r in current(read_records(path)):
         cells[cell_of(r["config"]["tag"])].append(r)
@@ -106,15 +114,29 @@ def load(path):
     return cells
 
 
-def stat(values, scale=1.0, digits=1):
-    """'mean ± std (n)' of a list of numbers; '–' when there are none (a missing cell)."""
-    if not values:
-        return "–"
-    mean, std = mean_std([x * scale for x in values])
+def final(cells, cell, key="acc"):
+    """Each seed's final value of `key` in a cell; [] where it did not run."""
+    return [r["final"][key] for r in cells.get(cell, []) if key in r.get("final", {})]
+
+
+def config_of(cells, prefix, key="task_size"):
+    """A setting of the runs under `prefix` (their task size, by default); '?' if none ran."""
+    for cell, runs in cells.items():
+        if cell.startswith(prefix):
+            return runs[0]["config"][key]
+    return "?"
+
+
+# -----------------------------------------------------------------------------
+# A cell's seeds as text, and the rules that compare two cells
+
+
+def mean_std(values):
+    """(mean, sample std) of a list; std 0 for a single value."""
+    m = sum(values) / len(values)
     if len(values) == 1:
-        return f"{mean:.{digits}f} (n=1)"
-    dagger = " †" if scale == 100 and unstable(values) else ""  # accuracies in %
-    return f"{mean:.{digits}f} ± {std:.{digits}f} (n={len(values)}){dagger}"
+        return m, 0.0
+    return m, math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
 
 
 def unstable(accs):
@@ -123,11 +145,32 @@ def unstable(accs):
     return len(accs) > 1 and 100 * (max(accs) - min(accs)) > UNSTABLE
 
 
-def mean_std(values):
-    """(mean, sample std) of a list; std 0 for a single value."""
-    m = sum(values) / len(values)
-    sd = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1)) if len(values) > 1 else 0.0
-    return m, sd
+def stat(values, scale=100, digits=1, n=True):
+    """'mean ± std (n=N)' of a list of numbers, '–' when there are none (a missing cell); with
+    n=False without the n (the claims table states it once). Unstable accuracies are marked †."""
+    if not values:
+        return "–"
+    m, sd = mean_std([x * scale for x in values])
+    count = f" (n={len(values)})" if n else ""
+    if len(values) == 1:
+        return f"{m:.{digits}f}{count}"
+    dagger = " †" if scale == 100 and unstable(values) else ""
+    return f"{m:.{digits}f} ± {sd:.{digits}f}{count}{dagger}"
+
+
+def ms(values, scale=100, digits=1):
+    return stat(values, scale, digits, n=False)
+
+
+def entry(cells, cell, key="acc"):
+    """A table's entry for a cell: stat() of its final `key`, accuracies in %."""
+    return stat(final(cells, cell, key), 100 if key in PERCENT else 1, DIGITS.get(key, 1))
+
+
+def pct(values):
+    """'+mean ± std%' of percentages (a single one without the ±)."""
+    m, sd = mean_std(values)
+    return f"{m:+.0f}%" if len(values) == 1 else f"{m:+.0f} ± {sd:.0f}%"
 
 
 def same(a, b, points=5):
@@ -161,8 +204,8 @@ def baseline(cells, prefix):
     k = (c["task"], c["task_size"], c["data_seed"], c["eval_size"], c.get("data", ""))
     if k not in _FLOORS:
         try:
-            task = tasks.make_task(c["task"], c["task_size"], "cpu", c["data_seed"], c["eval_size"],
-                                   c.get("data", ""), c.get("test_data", ""))
+            task = tasks.make_task(c["task"], c["task_size"], "cpu", c["data_seed"],
+                                   c["eval_size"], c.get("data", ""), c.get("test_data", ""))
         except tasks.UsageError:  # a data file that is gone since the run (Yelp): no floor
             return None
         _FLOORS[k] = (c["task"],) + tuple(tasks.best_baseline(task))
@@ -180,17 +223,27 @@ def floor(cells, prefix, key="acc"):
     return f"{100 * score:.1f} ({rule})"
 
 
-def final(cells, cell, key="acc"):
-    return [r["final"][key] for r in cells.get(cell, []) if key in r.get("final", {})]
+def paper(cell):
+    """' [N]': the paper's number for a cell (e.g. t1/needle/mixit), where it reports one."""
+    where, _, variant = cell.rpartition("/")
+    v = PAPER.get(where, {}).get(variant)
+    return f" [{v}]" if v is not None else ""
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def lowest_loss(runs):
-    """The lowest validation loss of each run's evaluations and the step of it: where a model
-    overfits its corpus (paper scale: 70 passes over 466 KB), the final loss hides how far it got."""
+    """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
+    scale: 70 passes over 466 KB), the final loss hides how far it got."""
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
-    return stat([h["loss"] for h in best], 1, 3) + " (" + ", ".join(str(h["step"]) for h in best) + ")"
+    steps = ", ".join(str(h["step"]) for h in best)
+    return f"{stat([h['loss'] for h in best], 1, 3)} ({steps})"
 
 
 def first_reaching(runs, target):
@@ -201,57 +254,19 @@ def first_reaching(runs, target):
     for r in runs:
         hit = next((h for h in r["history"] if h.get("acc", 0) >= target), None)
         best = max(h.get("acc", 0) for h in r["history"])
-        per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit else f"– ({100 * best:.1f}%)")
+        per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit
+                        else f"– ({100 * best:.1f}%)")
     return ", ".join(per_seed)
 
 
-def eval_interval(cells):
-    """The evaluation interval of the Table 1 runs (Table 8's step resolution)."""
-    return next((runs[0]["config"]["eval_interval"] for c, runs in cells.items()
-                 if c.startswith("t1/")), "?")
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def paper(table_id, task, variant):
-    v = PAPER.get((table_id, task), {}).get(variant)
-    return f" [{v}]" if v is not None else ""
-
-
-def size_of(cells, prefix):
-    for cell, runs in cells.items():
-        if cell.startswith(prefix):
-            return runs[0]["config"]["task_size"]
-    return "?"
-
-
-def ms(values, scale=100, digits=1):
-    """'mean ± std' without the n, for the verdict table; a single run has no spread to show."""
-    if not values:
-        return "–"
-    m, sd = mean_std([v * scale for v in values])
-    if len(values) == 1:
-        return f"{m:.{digits}f}"
-    return f"{m:.{digits}f} ± {sd:.{digits}f}" + (" †" if scale == 100 and unstable(values) else "")
-
-
-def pct(values):
-    """'+mean ± std%' of percentages (a single one without the ±)."""
-    m, sd = mean_std(values)
-    return f"{m:+.0f}%" if len(values) == 1 else f"{m:+.0f} ± {sd:.0f}%"
-
-
 def bench_runs(cells):
-    """Table 7's benchmark records (one per seed) taken on the newest one's machine, dtype, width and
-    thread count, so that a table never mixes two machines; [] if none ran."""
+    """Table 7's benchmark records (one per seed) taken on the newest one's machine, dtype, width
+    and thread count, so that a table never mixes two machines; [] if none ran."""
+    def machine(r):
+        return (r["device_name"], r.get("cpu_bf16"), r["device"], r["dtype"], r["threads"],
+                r["config"]["n_embd"])
     runs = cells.get("t7/bench", [])
-    where = lambda r: (r["device_name"], r.get("cpu_bf16"), r["device"], r["dtype"], r["threads"],  # noqa: E731
-                       r["config"]["n_embd"])
-    return [r for r in runs if where(r) == where(runs[-1])]
+    return [r for r in runs if machine(r) == machine(runs[-1])]
 
 
 def speedups(bench, variant):
@@ -283,26 +298,22 @@ def depth_rows(cells):
 
 
 def depth_pairs(cells):
-    """The cells claim 6 compares: ((Random shallow, deep), (MixiT shallow, deep), (Random's
-    depths), (MixiT's depths), where). Each goes from its shallowest to its deepest run. Table 6b
-    (`--claims`: Random at width 256 on add-3, where it adds at 2 layers) where it has run, with
-    MixiT in Random's own setting where that has two depths, else MixiT at Table 5's; otherwise
-    Table 6's shallowest and deepest. None if neither has two depths of both variants."""
+    """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
+    (Random's depths), (MixiT's depths), where). Table 6b's (Random adds at 2 layers there) where
+    it has two depths, else Table 6's; None where neither has two depths of both variants."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
-    mix = rows.get("mixit-w256") or rows.get("mixit-heads64")
-    if "random-w256" in rows and mix:
-        span = lambda at: ((at[min(at)], at[max(at)]), (min(at), max(at)))  # noqa: E731
-        (r, dr), (m, dm) = span(rows["random-w256"]), span(mix)
-        return r, m, dr, dm, "Table 6b"
-    depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
-    if len(depths) < 2:
-        return None
-    d0, d1 = depths[0], depths[-1]
-    cell = lambda v, d: f"t6/add/{v}-L{d}"  # noqa: E731
-    if not all(cells.get(cell(v, d)) for v in ("random", "mixit") for d in (d0, d1)):
-        return None
-    return (cell("random", d0), cell("random", d1)), (cell("mixit", d0), cell("mixit", d1)), \
-        (d0, d1), (d0, d1), "Table 6"
+    ran, mix = rows.get("random-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
+    where = "Table 6b"
+    if not (ran and mix):
+        depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
+        ran = {d: f"t6/add/random-L{d}" for d in depths[:1] + depths[-1:]}
+        mix = {d: f"t6/add/mixit-L{d}" for d in ran}
+        where = "Table 6"
+        if len(depths) < 2 or not all(cells.get(c) for c in [*ran.values(), *mix.values()]):
+            return None
+    lo, hi = min(ran), max(ran)
+    return ((ran[lo], ran[hi]), (mix[min(mix)], mix[max(mix)]), (lo, hi), (min(mix), max(mix)),
+            where)
 
 
 # -----------------------------------------------------------------------------
@@ -336,27 +347,28 @@ class Reader:
     def tables(self, cells, quick, both):  # "Table 1", or "Tables 1, 11" where a long run is read
         return both if any(self.note(c) for c in cells) else quick
 
-
-RETRIEVAL = ("needle", "induction", "copy", "hop")
+    def each(self, groups, test):
+        """(ok, partly) of a rule that must hold on each group of cells, test(*their values):
+        ok where it holds on all, partly on some; (None, False) while a cell has not run."""
+        if not all(self(c) for group in groups for c in group):
+            return None, False
+        holds = [test(*(self(c) for c in group)) for group in groups]
+        return all(holds), any(holds)
 
 
 def mixit_fails_retrieval(A):  # (1)
-    pair = {t: (A.longest(f"t1/{t}/mixit", f"c1/{t}/mixit"),
-                A.longest(f"t1/{t}/standard", f"c1/{t}/standard")) for t in RETRIEVAL}
-    have = all(A(m) and A(s) for m, s in pair.values())
-    fails = [A.mean(A(m)) < 0.5 * A.mean(A(s)) for m, s in pair.values()] if have else []
-    return ("; ".join(f"{t}{A.note(m)} {ms(A(m))}" for t, (m, s) in pair.items()),
-            all(fails) if have else None, any(fails),
-            A.tables([m for m, _ in pair.values()], "Table 1", "Tables 1, 11"),
-            [c for p in pair.values() for c in p])
+    pairs = {t: (A.longest(f"t1/{t}/mixit", f"c1/{t}/mixit"),
+                 A.longest(f"t1/{t}/standard", f"c1/{t}/standard")) for t in RETRIEVAL}
+    ok, partly = A.each(pairs.values(), lambda m, s: A.mean(m) < 0.5 * A.mean(s))
+    return ("; ".join(f"{t}{A.note(m)} {ms(A(m))}" for t, (m, s) in pairs.items()), ok, partly,
+            A.tables([m for m, _ in pairs.values()], "Table 1", "Tables 1, 11"),
+            [c for pair in pairs.values() for c in pair])
 
 
 def frozen_qk_retrieves(A):  # (2)
     fqk = {t: A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk") for t in RETRIEVAL}
-    have = all(A(c) for c in fqk.values())
-    good = [A.mean(A(c)) >= 0.9 for c in fqk.values()] if have else []
-    return ("; ".join(f"{t}{A.note(c)} {ms(A(c))}" for t, c in fqk.items()),
-            all(good) if have else None, any(good),
+    ok, partly = A.each([(c,) for c in fqk.values()], lambda a: A.mean(a) >= 0.9)
+    return ("; ".join(f"{t}{A.note(c)} {ms(A(c))}" for t, c in fqk.items()), ok, partly,
             A.tables(fqk.values(), "Table 1", "Tables 1, 11"), list(fqk.values()))
 
 
@@ -367,41 +379,45 @@ def mixit_matches_without_retrieval(A):  # (3): add and dyck with the 64 heads t
           ("dyck", A.longest("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
           ("memorize", A.longest("t4/memorize/mixit", "c4/memorize/mixit"),
            A.longest("t4/memorize/standard", "c4/memorize/standard"))]
-    label = lambda t, m: t + (" (MixiT 64 heads)" if "heads64" in m else A.note(m))  # noqa: E731
-    have = all(A(m) and A(s) for _, m, s in t3)
-    equal = [same(A(m), A(s)) for _, m, s in t3] if have else []
-    return ("; ".join(f"{label(t, m)} {ms(A(m))} vs {ms(A(s))}" for t, m, s in t3),
-            all(equal) if have else None, any(equal),
-            A.tables([m for _, m, _ in t3], "Table 3", "Tables 3, 11"), [c for _, m, s in t3 for c in (m, s)])
+
+    def label(t, m):
+        return t + (" (MixiT 64 heads)" if "heads64" in m else A.note(m))
+    ok, partly = A.each([(m, s) for _, m, s in t3], same)
+    return ("; ".join(f"{label(t, m)} {ms(A(m))} vs {ms(A(s))}" for t, m, s in t3), ok, partly,
+            A.tables([m for _, m, _ in t3], "Table 3", "Tables 3, 11"),
+            [c for _, m, s in t3 for c in (m, s)])
 
 
 def capacity_order(A):  # (4), in bits per trainable parameter, at the plateau where it was run
-    long_mem = bool(A("c4/memorize/standard"))
-    mem = "c4/memorize" if long_mem else "t4/memorize"
-    b = {v: A(f"{mem}/{v}", "bits_per_param") for v in ("standard", "frozen_qk", "mixit", "frozen_mlp")}
+    mem = "c4/memorize" if A("c4/memorize/standard") else "t4/memorize"
+    b = {v: A(f"{mem}/{v}", "bits_per_param")
+         for v in ("standard", "frozen_qk", "mixit", "frozen_mlp")}
+    ours = " / ".join(ms(b[v], 1, 2) for v in b) + " bits/param"
+    where, reads = ("Table 11" if mem[0] == "c" else "Table 4"), [f"{mem}/{v}" for v in b]
+    if not all(b.values()):
+        return ours, None, False, where, reads
     m = {v: A.mean(x) for v, x in b.items()}
     order = [differ(b["standard"], b["frozen_qk"]) and m["standard"] > m["frozen_qk"],
              abs(m["frozen_qk"] - m["mixit"]) < 0.25 * m["frozen_qk"],
-             min(m["frozen_qk"], m["mixit"]) > m["frozen_mlp"] and differ(b["mixit"], b["frozen_mlp"])
-             ] if all(b.values()) else []
-    return (" / ".join(ms(b[v], 1, 2) for v in b) + " bits/param"
-            + (f" (n={size_of(A.cells, mem + '/')})" if order else ""),
-            all(order) if order else None, sum(order) >= 2, "Table 11" if long_mem else "Table 4",
-            [f"{mem}/{v}" for v in b])
+             min(m["frozen_qk"], m["mixit"]) > m["frozen_mlp"]
+             and differ(b["mixit"], b["frozen_mlp"])]
+    n = config_of(A.cells, mem + "/")
+    return f"{ours} (n={n})", all(order), sum(order) >= 2, where, reads
 
 
 def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come from Table 11's run
     heads = sorted({int(c.split("heads")[1]) for c in A.cells if c.startswith("t5/")})
     if len(heads) < 2:
         return "not run yet", None, False, "Table 5", []
-    lo, hi, longer = A(f"t5/add/heads{heads[0]}"), A(f"t5/add/heads{heads[-1]}"), A("c3/add/mixit-heads64")
+    few, many, long = f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"
+    lo, hi, longer = A(few), A(many), A(long)
     up = differ(hi, lo) and A.mean(hi) > A.mean(lo)
-    steps = A.cells[f"t5/add/heads{heads[-1]}"][0]["steps"]
-    extra = f"; 64 heads, {A.cells['c3/add/mixit-heads64'][0]['steps']} steps: {ms(longer)}" if longer else ""
-    return (f"{steps} steps: {heads[0]} heads {ms(lo)} → {heads[-1]} heads {ms(hi)}{extra}",
-            up and max(A.mean(hi), A.mean(longer) if longer else 0) >= 0.9, up,
-            "Tables 5, 11" if longer else "Table 5",
-            [f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"])
+    ours = (f"{A.cells[many][0]['steps']} steps: {heads[0]} heads {ms(lo)} → "
+            f"{heads[-1]} heads {ms(hi)}")
+    if longer:
+        ours += f"; 64 heads, {A.cells[long][0]['steps']} steps: {ms(longer)}"
+    return (ours, up and max(A.mean(hi), A.mean(longer) if longer else 0) >= 0.9, up,
+            "Tables 5, 11" if longer else "Table 5", [few, many, long])
 
 
 def depth_collapse(A):  # (6): read where both add at 2 layers (Table 6b, where it was run):
@@ -411,22 +427,26 @@ def depth_collapse(A):  # (6): read where both add at 2 layers (Table 6b, where 
     (r0, r1), (m0, m1), dr, dm, where = pairs
     acc = {c: A(c) for c in (r0, r1, m0, m1)}
     c0, c1 = A(r0, "token_cov"), A(r1, "token_cov")
-    setting = lambda c: "" if where == "Table 6" else f" ({add_setting(A.cells[c][0]['config'])})"  # noqa: E731
+    most = max(len(v) for v in acc.values())
 
-    def ends(a, b):  # the n of a cell that has fewer seeds than the others
-        most = max(len(v) for v in acc.values())
-        fewer = lambda c: f" (n={len(acc[c])})" if len(acc[c]) < most else ""  # noqa: E731
-        return f"{ms(acc[a])}{fewer(a)} → {ms(acc[b])}{fewer(b)}"
+    def setting(c):
+        return "" if where == "Table 6" else f" ({add_setting(A.cells[c][0]['config'])})"
+
+    def seeds(c):  # the n of a cell that has fewer seeds than the others
+        return ms(acc[c]) + (f" (n={len(acc[c])})" if len(acc[c]) < most else "")
+
+    def depths(d):
+        return f"L={d[0]}→{d[1]}"
     # Random collapses: it loses at least half of its margin over the task's floor (the paper's
     # Random ends near its floor); merely slower is not collapsed
     low = baseline(A.cells, r0)[2]
     holds = [differ(acc[r0], acc[r1]) and A.mean(acc[r1]) < (low + A.mean(acc[r0])) / 2,
              not (differ(acc[m0], acc[m1]) and A.mean(acc[m1]) < A.mean(acc[m0])),  # MixiT keeps it
              bool(c0 and c1 and A.mean(c1) > A.mean(c0))]  # Random's tokens grow alike
-    depths = lambda d: f"L={d[0]}→{d[1]}"  # noqa: E731
     mixit_ = f"MixiT{setting(m0)}" + (f" {depths(dm)}" if dm != dr else "")
-    return (f"{depths(dr)}: Random{setting(r0)} {ends(r0, r1)}, {mixit_} {ends(m0, m1)}; "
-            f"Random covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}", all(holds), any(holds), where, acc)
+    ours = (f"{depths(dr)}: Random{setting(r0)} {seeds(r0)} → {seeds(r1)}, {mixit_} {seeds(m0)} "
+            f"→ {seeds(m1)}; Random covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}")
+    return ours, all(holds), any(holds), where, acc
 
 
 def faster_per_sample(A):  # (7)
@@ -436,7 +456,8 @@ def faster_per_sample(A):  # (7)
     fq, mx = speedups(bench, "frozen_qk"), speedups(bench, "mixit")
     faster = [m > max(5, sd) for m, sd in (mean_std(fq), mean_std(mx))]
     return (f"{pct(fq)} / {pct(mx)} ({bench[-1]['device_name']}, "
-            f"{len(bench)} benchmark{'s' * (len(bench) > 1)})", all(faster), any(faster), "Table 7", [])
+            f"{len(bench)} benchmark{'s' * (len(bench) > 1)})", all(faster), any(faster),
+            "Table 7", [])
 
 
 def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
@@ -445,7 +466,8 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
         return "not run yet", None, False, "Table 2", []
     gap_qk, gap_mx = (A.mean(L[v]) - A.mean(L["standard"]) for v in ("frozen_qk", "mixit"))
     return (f"gaps {gap_qk:+.3f} / {gap_mx:+.3f} nats/byte",
-            gap_qk < 0.5 * gap_mx and differ(L["frozen_qk"], L["mixit"]), gap_qk < gap_mx, "Table 2", [])
+            gap_qk < 0.5 * gap_mx and differ(L["frozen_qk"], L["mixit"]), gap_qk < gap_mx,
+            "Table 2", [])
 
 
 # (claim, the paper's figure, the rule of its verdict, its judge): the rules a reviewer checks
@@ -480,12 +502,12 @@ def verdict(ok, partly, reads, A):
 
 
 def claim_rows(cells):
-    """One row per claim: claim, paper, ours (mean ± std over n seeds), verdict, rule, evidence.
-    Returns (n seeds, rows)."""
+    """(n seeds, rows): one row per claim: claim, paper, ours, verdict, rule, evidence."""
     A = Reader(cells)
     seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
-    n = f"{min(seeds)}" if seeds and min(seeds) == max(seeds) else (
-        f"{min(seeds)} to {max(seeds)}" if seeds else "0")
+    n = str(min(seeds, default=0))
+    if seeds and min(seeds) != max(seeds):
+        n += f" to {max(seeds)}"
     rows = []
     for claim, paper_, rule, judge in CLAIMS:
         ours, ok, partly, where, reads = judge(A)
@@ -496,41 +518,36 @@ def claim_rows(cells):
 def summary(cells):
     """One line for the top of the README: which claims reproduced, from the claims table."""
     n, rows = claim_rows(cells)
-    by = {}
+    by = defaultdict(list)
     for r in rows:
-        by.setdefault(r[3], []).append(r[0].split(".")[0])
+        by[r[3]].append(r[0].split(".")[0])
     parts = [f"{len(by[v])} {v} ({', '.join(by[v])})" for v in
              ("reproduced", "partly", "not reproduced", "unsettled", "–") if v in by]
     return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's {len(rows)} "
-            f"claims, {'; '.join(parts)}. The claims table is under [What reproduced](#what-reproduced).")
-
-
-def run_minutes(cells, prefixes=("t", "f", "c")):
-    """(runs, minutes): how many runs the tables' cells hold and their summed wall time: the
-    tables' cost, one core (CPU) or one packed GPU slot per run (the studies, s* and t9/t10, are
-    counted apart)."""
-    runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
-            if c.startswith(prefixes) and not c.startswith(("t9/", "t10/")) for r in rs}
-    return len(runs), sum(r.get("wall_s", 0) for r in runs.values()) / 60
+            f"claims, {'; '.join(parts)}. The claims table is under "
+            "[What reproduced](#what-reproduced).")
 
 
 def verdicts(cells):
+    """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
+    core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) are counted apart."""
     n, rows = claim_rows(cells)
-    runs, minutes = run_minutes(cells)
+    runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
+            if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
+    minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
             "report.py; a cell with fewer seeds shows its n); the verdict follows the rule in "
-            f"its row; 'unsettled': the row reads a † cell (seeds more than {UNSTABLE} points apart), "
-            "on which no verdict may rest; '–': not yet measured. "
-            f"The {runs} runs behind it took {minutes:.0f} minutes of run time (summed over runs).\n\n"
-            + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
+            f"its row; 'unsettled': the row reads a † cell (seeds more than {UNSTABLE} points "
+            "apart), on which no verdict may rest; '–': not yet measured. "
+            f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
+            "runs).\n\n" + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 
 
 def dtype_check(cells, other, name):
     """Does another dtype (other: its cells, e.g. seed 0 in bf16 autocast) change a result? Each
     claim's verdict side by side, and every cell whose value lies beyond the published cell's
-    seed spread (differ(): further from its mean than the larger std, or 1 point). The fp32
-    verdicts are recomputed from the same list of cells: the long `--claims` runs (c*) count only
-    where the other dtype has them too."""
+    seed spread (differ()). The fp32 verdicts are recomputed from the same list of cells: the
+    long `--claims` runs (c*) count only where the other dtype has them too."""
     same_list = {c: r for c, r in cells.items() if not c.startswith("c") or c in other}
     (n, rows), (_, rows2) = claim_rows(same_list), claim_rows(other)
     out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
@@ -542,163 +559,175 @@ def dtype_check(cells, other, name):
     for cell, runs in sorted(other.items()):
         key = "loss" if cell.startswith(("t2/", "s2/")) else "acc"
         mine, theirs = final(cells, cell, key), final(other, cell, key)
-        borrowed = any(not r.get("config", {}).get("tag", cell).startswith(cell) for r in runs)  # t6 <- t3
+        # t6's 2-layer cells borrow Table 3's runs: those are compared once, as t3's
+        borrowed = any(not r.get("config", {}).get("tag", cell).startswith(cell) for r in runs)
         if not mine or not theirs or cell.startswith("t7/") or borrowed:
             continue
         compared += 1
-        show = (lambda v: ms(v, 1, 3)) if key == "loss" else ms
         if differ(mine, theirs):
-            beyond.append(f"{cell} {show(theirs)} vs {show(mine)}")
+            scale, digits = (1, 3) if key == "loss" else (100, 1)
+            beyond.append(f"{cell} {ms(theirs, scale, digits)} vs {ms(mine, scale, digits)}")
     out.append(f"Cells beyond the fp32 seeds' spread: {len(beyond)} of {compared}"
                + (": " + "; ".join(beyond) if beyond else "") + ".")
     return "\n\n".join(out)
 
 
-def yelp_table(cells):
-    """Table 3b: Yelp (cells y/yelp/*, run only where the data is given). A MixiT head count
-    equal to the MixiT row's is read from that row (run_all.sh runs it once)."""
-    def heads(h):
-        runs = cells.get(f"y/yelp/mixit-heads{h}") or [
-            r for r in cells.get("y/yelp/mixit", []) if r["config"]["n_head"] == h]
-        return stat([r["final"]["acc"] for r in runs], 100)
-    how = "" if any(c.startswith("y/yelp/") for c in cells) else (
-        " *Not run: it needs the data (README, 'Text classification'): "
-        "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
-    return ["**Table 3b. Yelp review polarity**: bidirectional models on the bytes of each "
-            f"review (context {size_of(cells, 'y/yelp/')}), test accuracy (%); [paper]; MixiT "
-            "with 4 and 64 heads (paper, Table 5: more heads do not change Yelp)." + how,
-            table(["variant", "Yelp"], [[NAMES[v], stat(final(cells, f"y/yelp/{v}"), 100)
-                                         + paper("y", "yelp", v)] for v in VARIANTS[:4]]
-                  + [[f"MixiT, {h} heads", heads(h)] for h in (4, 64)]
-                  + [[FLOOR, floor(cells, "y/yelp/")]])]
+# -----------------------------------------------------------------------------
+# The tables
+
+
+def depth_lines(cells, rows, depths):
+    """Tables 6 and 6b: for each (name, {depth: cell}) a line of accuracies and one of token
+    covariances, a column per depth ('–' where not run)."""
+    return [[name, metric] + [entry(cells, at[d], key) if d in at else "–" for d in depths]
+            for name, at in rows
+            for metric, key in (("accuracy %", "acc"), ("token covariance", "token_cov"))]
+
+
+def before_end(cells, cell):
+    """Each seed's accuracy 1000 steps before its last evaluation."""
+    return [next(h["acc"] for h in reversed(r["history"]) if h["step"] <= r["steps"] - 1000)
+            for r in cells.get(cell, [])]
 
 
 def render(cells, scale):
+    """Tables 1-8 and 11 of a scale, from its cells (the studies: render_studies)."""
     out = [f"Accuracies are mean ± std over n seeds; **†**: the seeds lie more than {UNSTABLE} "
            "points apart, so the cell is unstable at its budget: read its spread, not its mean."]
     # Table 1: retrieval
-    tasks1 = ["needle", "induction", "copy", "hop"]
+    t1 = [f"t1/{t}" for t in RETRIEVAL]
     out.append("**Table 1. Retrieval**: test accuracy (%) per answer token; [paper] where it "
-               "reports one. Sizes: " + ", ".join(f"{t} {size_of(cells, f't1/{t}/')}" for t in tasks1))
-    out.append(table(["variant"] + tasks1, [[NAMES[v]] + [
-        stat(final(cells, f"t1/{t}/{v}"), 100) + paper("t1", t, v) for t in tasks1] for v in T1_ROWS]
-        + [[FLOOR] + [floor(cells, f"t1/{t}/") for t in tasks1]]))
+               "reports one. Sizes: "
+               + ", ".join(f"{t} {config_of(cells, f't1/{t}/')}" for t in RETRIEVAL))
+    out.append(table(["variant"] + RETRIEVAL,
+                     [[NAMES[v]] + [entry(cells, f"{c}/{v}") + paper(f"{c}/{v}") for c in t1]
+                      for v in T1_ROWS]
+                     + [[FLOOR] + [floor(cells, c + "/") for c in t1]]))
     # Table 2: language modelling
     out.append("**Table 2. Language modelling** (bytes of Python's help text): validation loss in "
                "nats per byte and bits per byte; [paper]: WikiText-103 loss in nats per *token* "
                "(a different unit and corpus: compare the ordering and the gaps).")
+    lm = {v: f"t2/lm/{v}" for v in LM_ROWS}
     out.append(table(["variant", "val loss (nats/byte)", "bits/byte", "lowest val loss (at step)"],
-        [[NAMES[v], stat(final(cells, f"t2/lm/{v}", "loss"), 1, 3) + paper("t2", "lm", v),
-          stat(final(cells, f"t2/lm/{v}", "bpb"), 1, 3), lowest_loss(cells.get(f"t2/lm/{v}", []))]
-         for v in LM_ROWS]
-        + [[FLOOR, floor(cells, "t2/lm/", "loss"), floor(cells, "t2/lm/", "bpb"), ""]]))
+                     [[NAMES[v], entry(cells, c, "loss") + paper(c), entry(cells, c, "bpb"),
+                       lowest_loss(cells.get(c, []))] for v, c in lm.items()]
+                     + [[FLOOR] + [floor(cells, "t2/lm/", key) for key in ("loss", "bpb")] + [""]]))
     # Table 3: tasks that need no input-dependent attention
-    tasks3 = ["add", "modadd", "dyck"]
+    t3 = ["t3/add", "t3/modadd", "t3/dyck", "t4/memorize"]
     out.append("**Table 3. Tasks that need no input-dependent attention**: test accuracy (%). "
                "memorize: accuracy on the table itself. Sizes: "
-               + ", ".join(f"{t} {size_of(cells, f't3/{t}/')}" for t in tasks3)
-               + f", memorize n={size_of(cells, 't4/')}")
-    out.append(table(["variant"] + tasks3 + ["memorize"], [[NAMES[v]] + [
-        stat(final(cells, f"t3/{t}/{v}"), 100) for t in tasks3]
-        + [stat(final(cells, f"t4/memorize/{v}"), 100)] for v in VARIANTS]
-        + [[FLOOR] + [floor(cells, f"t3/{t}/") for t in tasks3] + [floor(cells, "t4/")]]))
+               + ", ".join(f"{c[3:]} {config_of(cells, c + '/')}" for c in t3[:3])
+               + f", memorize n={config_of(cells, 't4/')}")
+    out.append(table(["variant", "add", "modadd", "dyck", "memorize"],
+                     [[NAMES[v]] + [entry(cells, f"{c}/{v}") for c in t3] for v in VARIANTS]
+                     + [[FLOOR] + [floor(cells, c + "/") for c in t3]]))
     # Table 4: memorization capacity
     out.append("**Table 4. Memorization capacity**: bits per trainable parameter = accuracy x "
                "n² log2 n / #trainable, 2-layer models; [paper].")
-    out.append(table(["variant", "bits / trainable param", "accuracy (%)", "trainable params"], [[
-        NAMES[v], stat(final(cells, f"t4/memorize/{v}", "bits_per_param"), 1, 2) + paper("t4", "memorize", v),
-        stat(final(cells, f"t4/memorize/{v}"), 100),
-        cells[f"t4/memorize/{v}"][0]["n_trainable"] if cells.get(f"t4/memorize/{v}") else "–"]
-        for v in VARIANTS] + [[FLOOR, "–", floor(cells, "t4/"), "–"]]))
+    rows = []
+    for v in VARIANTS:
+        c = f"t4/memorize/{v}"
+        trainable = cells[c][0]["n_trainable"] if cells.get(c) else "–"
+        rows.append([NAMES[v], entry(cells, c, "bits_per_param") + paper(c), entry(cells, c),
+                     trainable])
+    rows.append([FLOOR, "–", floor(cells, "t4/"), "–"])
+    out.append(table(["variant", "bits / trainable param", "accuracy (%)", "trainable params"],
+                     rows))
     # Table 5: MixiT heads
     heads = sorted({int(c.split("heads")[1]) for c in cells if c.startswith("t5/")})
     out.append("**Table 5. MixiT with more heads** on add: test accuracy (%) "
                "(paper, width 512: 35% with few heads, 92% with 256 heads).")
     out.append(table(["n_head"] + [str(h) for h in heads],
-                     [["MixiT"] + [stat(final(cells, f"t5/add/heads{h}"), 100) for h in heads],
+                     [["MixiT"] + [entry(cells, f"t5/add/heads{h}") for h in heads],
                       [FLOOR] + [floor(cells, "t5/")] * len(heads)]))
-    out += yelp_table(cells)
-    # Table 6: depth
+    # Table 3b: Yelp (cells y/yelp/*, run only where the data is given); a MixiT head count
+    # equal to the MixiT row's is read from that row (run_all.sh runs it once)
+    def yelp_heads(h):
+        runs = cells.get(f"y/yelp/mixit-heads{h}") or [
+            r for r in cells.get("y/yelp/mixit", []) if r["config"]["n_head"] == h]
+        return stat([r["final"]["acc"] for r in runs])
+    how = "" if any(c.startswith("y/yelp/") for c in cells) else (
+        " *Not run: it needs the data (README, 'Text classification'): "
+        "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
+    out.append("**Table 3b. Yelp review polarity**: bidirectional models on the bytes of each "
+               f"review (context {config_of(cells, 'y/yelp/')}), test accuracy (%); [paper]; "
+               "MixiT with 4 and 64 heads (paper, Table 5: more heads do not change Yelp)." + how)
+    out.append(table(["variant", "Yelp"],
+                     [[NAMES[v], entry(cells, f"y/yelp/{v}") + paper(f"y/yelp/{v}")]
+                      for v in VARIANTS[:4]]
+                     + [[f"MixiT, {h} heads", yelp_heads(h)] for h in (4, 64)]
+                     + [[FLOOR, floor(cells, "y/yelp/")]]))
+    # Table 6: depth; its rows: Random (at the scale's lr, and at the reference's 1e-2 where
+    # run: random-lr1e-2) and MixiT
     depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
     out.append("**Table 6. Depth** on add: test accuracy (%) and the covariance (correlation) "
                "between token representations at the last block (paper: Random collapses to "
                "about 23% at 8-16 layers while its covariance grows; MixiT stays near 100%).")
-    # the rows: Random (at the scale's lr, and at the reference's 1e-2 where run: random-lr1e-2)
-    # and MixiT
-    rows_t6 = sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
-                     key=lambda v: (not v.startswith("random"), v))
-    name6 = lambda v: NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}"  # noqa: E731
-    out.append(table(["variant", "metric"] + [f"L={d}" for d in depths], [
-        [name6(v), m] + [stat(final(cells, f"t6/add/{v}-L{d}", key), scale_, digits)
-                         for d in depths]
-        for v in rows_t6 for m, key, scale_, digits in
-        (("accuracy %", "acc", 100, 1), ("token covariance", "token_cov", 1, 3))]
-        + [[FLOOR, "accuracy %"] + [floor(cells, "t6/")] * len(depths)]))
+    rows = []
+    for v in sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
+                    key=lambda v: (not v.startswith("random"), v)):
+        name = NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}"
+        rows.append((name, {d: f"t6/add/{v}-L{d}" for d in depths}))
+    out.append(table(["variant", "metric"] + [f"L={d}" for d in depths],
+                     depth_lines(cells, rows, depths)
+                     + [[FLOOR, "accuracy %"] + [floor(cells, "t6/")] * len(depths)]))
     # Table 6b (run_all.sh --claims): depth where Random adds at 2 layers, for claim 6
     rows6 = depth_rows(cells)
     if "random-w256" in rows6:
-        cfg = lambda c: cells[c][0]["config"]  # noqa: E731
-        depths6 = sorted({d for at in rows6.values() for d in at})
-        first = {row: at[min(at)] for row, at in rows6.items()}  # each row's shallowest cell
-        floors = {cfg(c)["task_size"]: c for c in first.values()}  # one floor row per task size
-        r = first["random-w256"]
+        depths = sorted({d for at in rows6.values() for d in at})
+        first = {row: cells[at[min(at)]][0] for row, at in rows6.items()}  # the shallowest run
+        r = first["random-w256"]["config"]
         out.append(f"**Table 6b. Depth, where Random adds** (`run_all.sh --claims`): Random at "
-                   f"width {cfg(r)['n_embd']} on add-{cfg(r)['task_size']} (lr {cfg(r)['lr']:g}, "
-                   f"batch {cfg(r)['batch_size']}, {cells[r][0]['steps']} steps), where Table "
+                   f"width {r['n_embd']} on add-{r['task_size']} (lr {r['lr']:g}, "
+                   f"batch {r['batch_size']}, {first['random-w256']['steps']} steps), where Table "
                    "6's width-64 Random never adds; MixiT in the same setting with 64 heads "
-                   "(at a lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with 64 "
-                   "heads at Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) "
-                   "and the token covariance at the last block; '–': not run.")
-
-        def label(row, c):
-            return (f"{DEPTH_ROWS[row]} ({add_setting(cfg(c))}, lr {cfg(c)['lr']:g}, "
-                    f"{cells[c][0]['steps']} steps)")
-        out.append(table(["cell", "metric"] + [f"L={d}" for d in depths6], [
-            [label(row, first[row]), m]
-            + [stat(final(cells, at[d], key), scale_, digits) if d in at else "–" for d in depths6]
-            for row, at in rows6.items() for m, key, scale_, digits in
-            (("accuracy %", "acc", 100, 1), ("token covariance", "token_cov", 1, 3))]
-            + [[f"{FLOOR} (add-{size})", "accuracy %", floor(cells, c)] + [""] * (len(depths6) - 1)
-               for size, c in sorted(floors.items())]))
+                   "(at a lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with "
+                   "64 heads at Table 5's setting (its 2-layer runs are Table 5's). Test accuracy "
+                   "(%) and the token covariance at the last block; '–': not run.")
+        rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
+                 f"{first[row]['config']['lr']:g}, {first[row]['steps']} steps)", at)
+                for row, at in rows6.items()]
+        # one floor row per task size
+        floors = {first[row]["config"]["task_size"]: at[min(at)] for row, at in rows6.items()}
+        out.append(table(["cell", "metric"] + [f"L={d}" for d in depths],
+                         depth_lines(cells, rows, depths)
+                         + [[f"{FLOOR} (add-{size})", "accuracy %", floor(cells, c)]
+                            + [""] * (len(depths) - 1) for size, c in sorted(floors.items())]))
     # Table 11 (run_all.sh --claims): claims 2-5 where the quick cells stop before their plateau
     if any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells):
-        c2, c4 = ["standard", "frozen_qk"], ["standard", "frozen_qk", "mixit", "frozen_mlp"]
         steps = lambda c: cells[c][0]["steps"] if cells.get(c) else "–"  # noqa: E731
         width = lambda c: cells[c][0]["config"]["n_embd"] if cells.get(c) else "–"  # noqa: E731
         out.append("**Table 11. Claims 2-5 past the plateau** (`run_all.sh --claims`): "
-                   f"{size_of(cells, 'c2/')}-hop induction for {steps('c2/hop/frozen_qk')} steps "
-                   "(at 1000, Table 1, Standard and Frozen-QK are still climbing), MixiT with "
-                   f"64 heads on add-{size_of(cells, 'c3/add/')} for {steps('c3/add/mixit-heads64')} "
-                   "steps (Table 5's curves climb after step 3000) and on "
-                   f"dyck-{size_of(cells, 'c3/dyck/')} for {steps('c3/dyck/mixit-heads64')} steps "
-                   "(the paper's MixiT has 32-256 heads), Table 1's and 3's unstable cells (copy, "
-                   "induction, modadd) given more steps, and memorization of a table too "
-                   f"large for any variant to hold (n={size_of(cells, 'c4/')}, width "
-                   f"{width('c4/memorize/standard')}, {steps('c4/memorize/standard')} steps): test "
-                   "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before "
-                   "the end (where the two agree, the curve is flat).")
-
-        def before_end(cell):  # accuracy one thousand steps before the last evaluation
-            return [next(h["acc"] for h in reversed(r["history"]) if h["step"] <= r["steps"] - 1000)
-                    for r in cells.get(cell, [])]
-        rows = [[NAMES[v] + " (hop)", stat(final(cells, f"c2/hop/{v}"), 100), "–",
-                 stat(before_end(f"c2/hop/{v}"), 100)] for v in c2]
+                   f"{config_of(cells, 'c2/')}-hop induction for {steps('c2/hop/frozen_qk')} "
+                   "steps (at 1000, Table 1, Standard and Frozen-QK are still climbing), MixiT "
+                   f"with 64 heads on add-{config_of(cells, 'c3/add/')} for "
+                   f"{steps('c3/add/mixit-heads64')} steps (Table 5's curves climb after step "
+                   f"3000) and on dyck-{config_of(cells, 'c3/dyck/')} for "
+                   f"{steps('c3/dyck/mixit-heads64')} steps (the paper's MixiT has 32-256 heads), "
+                   "Table 1's and 3's unstable cells (copy, induction, modadd) given more steps, "
+                   "and memorization of a table too large for any variant to hold "
+                   f"(n={config_of(cells, 'c4/')}, width {width('c4/memorize/standard')}, "
+                   f"{steps('c4/memorize/standard')} steps): test accuracy (%), bits per "
+                   "trainable parameter, and the accuracy 1000 steps before the end (where the "
+                   "two agree, the curve is flat).")
+        rows = [(NAMES[v] + " (hop)", f"c2/hop/{v}") for v in ("standard", "frozen_qk")]
         # Table 1's and 3's unstable cells given more steps (claims 1-3 read these)
-        rows += [[f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)",
-                  stat(final(cells, c), 100), "–", stat(before_end(c), 100)]
+        rows += [(f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)", c)
                  for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
-        rows += [[f"MixiT, 64 heads ({t})", stat(final(cells, f"c3/{t}/mixit-heads64"), 100), "–",
-                  stat(before_end(f"c3/{t}/mixit-heads64"), 100)] for t in ("add", "dyck")]
-        c4 += [v for v in ("mixit_stdblock", "standard_mixblock") if cells.get(f"c4/memorize/{v}")]
-        rows += [[BLOCK_ROWS.get(v, NAMES.get(v)) + " (memorize)", stat(final(cells, f"c4/memorize/{v}"), 100),
-                  stat(final(cells, f"c4/memorize/{v}", "bits_per_param"), 1, 2)
-                  + (paper("t4", "memorize", v) if v in NAMES else ""),
-                  stat(before_end(f"c4/memorize/{v}"), 100)] for v in c4]
-        rows += [[FLOOR + " (hop)", floor(cells, "c2/"), "–", "–"],
-                 [FLOOR + " (add)", floor(cells, "c3/add/"), "–", "–"],
-                 [FLOOR + " (dyck)", floor(cells, "c3/dyck/"), "–", "–"],
-                 [FLOOR + " (memorize)", floor(cells, "c4/"), "–", "–"]]
-        out.append(table(["cell", "accuracy (%)", "bits / trainable param", "1000 steps earlier"], rows))
+        rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
+        memorize = ["standard", "frozen_qk", "mixit", "frozen_mlp"] + [
+            v for v in ("mixit_stdblock", "standard_mixblock") if cells.get(f"c4/memorize/{v}")]
+        rows += [(NAMES[v] + " (memorize)", f"c4/memorize/{v}") for v in memorize]
+        lines = []
+        for name, c in rows:
+            bits = "–"
+            if c.startswith("c4/"):
+                bits = entry(cells, c, "bits_per_param") + paper("t4/" + c[3:])
+            lines.append([name, entry(cells, c), bits, stat(before_end(cells, c))])
+        lines += [[f"{FLOOR} ({t})", floor(cells, prefix), "–", "–"] for t, prefix in
+                  (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))]
+        out.append(table(["cell", "accuracy (%)", "bits / trainable param", "1000 steps earlier"],
+                         lines))
     # Table 7: speed
     bench = bench_runs(cells)
     out.append("**Table 7. Training speed** (`python bench.py`, one benchmark per seed); "
@@ -708,28 +737,30 @@ def render(cells, scale):
         days = sorted({r["time"][:10] for r in bench})
         out.append(f"{b['device_name']} ({b['device']}, {b['dtype']}, {b['threads']} threads, "
                    f"torch {b['torch']}, {days[0]}{' to ' + days[-1] if len(days) > 1 else ''}), "
-                   + ", ".join(f"{k} {b['config'][k]}" for k in ("task", "n_embd", "n_layer", "batch_size"))
+                   + ", ".join(f"{k} {b['config'][k]}"
+                               for k in ("task", "n_embd", "n_layer", "batch_size"))
                    + (f"; mean ± std over {len(bench)} benchmarks" if len(bench) > 1 else ""))
-        of = lambda v, key: [x[key] for r in bench for x in r["bench"] if x["variant"] == v]  # noqa: E731
-        out.append(table(["variant", "ms/step", "samples/s", "vs Standard"], [[
-            NAMES[v], ms(of(v, "ms_per_step"), 1), ms(of(v, "samples_per_s"), 1, 0),
-            pct(speedups(bench, v))] for v in (x["variant"] for x in b["bench"])]))
+
+        def of(v, key):
+            return [x[key] for r in bench for x in r["bench"] if x["variant"] == v]
+        out.append(table(["variant", "ms/step", "samples/s", "vs Standard"], [
+            [NAMES[v], ms(of(v, "ms_per_step"), 1), ms(of(v, "samples_per_s"), 1, 0),
+             pct(speedups(bench, v))] for v in (x["variant"] for x in b["bench"])]))
     else:
         out.append("–")
-    # Steps to result: the recipe's cost, read off each run's evaluation history
+    # Table 8: steps to result, the recipe's cost, read off each run's evaluation history
     out.append("**Table 8. Steps to result**: the first evaluation (every "
-               f"{eval_interval(cells)} steps) at which test accuracy reached 99%, and the "
-               "training seconds to it; `–` (best %) where it never did. The recipe is the "
-               "scale's settings in run_all.sh; a step is one batch.")
-    t8 = ["needle", "induction", "copy", "hop", "add", "modadd", "dyck"]
+               f"{config_of(cells, 't1/', 'eval_interval')} steps) at which test accuracy reached "
+               "99%, and the training seconds to it; `–` (best %) where it never did. The recipe "
+               "is the scale's settings in run_all.sh; a step is one batch.")
+    t8 = RETRIEVAL + ["add", "modadd", "dyck"]
     out.append(table(["variant"] + t8, [[NAMES[v]] + [
         first_reaching(cells.get(f"t1/{t}/{v}", []) or cells.get(f"t3/{t}/{v}", []), 0.99)
         for t in t8] for v in T1_ROWS]))
-    # wall time
     records = {r["config"]["tag"]: r for runs in cells.values() for r in runs}  # borrowed once
-    secs = sum(r.get("wall_s", 0) for r in records.values())
-    n = len(records)
-    out.append(f"{n} runs, {secs / 60:.0f} minutes of run time in total (summed over parallel runs).")
+    minutes = sum(r.get("wall_s", 0) for r in records.values()) / 60
+    out.append(f"{len(records)} runs, {minutes:.0f} minutes of run time in total (summed over "
+               "parallel runs).")
     return "\n\n".join(out)
 
 
@@ -741,35 +772,34 @@ def render_studies(cells):
         return ""
     home = {"add": "t3/add", "modadd": "t3/modadd", "dyck": "t3/dyck", "memorize": "t4/memorize",
             "needle": "t1/needle", "copy": "t1/copy", "lm": "t2/lm"}
-    key = {t: ("loss" if t == "lm" else "acc") for t in home}
-    scale = {t: (1 if t == "lm" else 100) for t in home}
+
+    def value(pattern, t, seconds=False):  # lm: the loss; seconds: the mean training seconds
+        cell = pattern.format(home=home[t], t=t)
+        text = entry(cells, cell, "loss" if t == "lm" else "acc")
+        runs = cells.get(cell, [])
+        if seconds and runs:
+            text += f" ({sum(r['train_s'] for r in runs) / len(runs):.0f} s)"
+        return text
     out = ["**Table 9. MixiT's confounds**: test accuracy (%), lm: validation loss (nats/byte). "
            "Each row changes the block, not what trains: learned positions, the shaped GLU and "
            "√½ residuals are MixiT's block (README)."]
-    rows9 = [("Standard", "standard", None), ("Standard, learned positions", None, "standard_learnedpos"),
-             (BLOCK_ROWS["standard_mixblock"], None, "standard_mixblock"),
-             (BLOCK_ROWS["mixit_stdblock"], None, "mixit_stdblock"), ("MixiT", "mixit", None)]
-    out.append(table(["row"] + list(home), [[name] + [
-        stat(final(cells, f"{home[t]}/{v}" if v else f"t9/{t}/{row}", key[t]), scale[t],
-             3 if t == "lm" else 1) for t in home] for name, v, row in rows9]))
+    rows = [("Standard", "{home}/standard"),
+            ("Standard, learned positions", "t9/{t}/standard_learnedpos"),
+            (NAMES["standard_mixblock"], "t9/{t}/standard_mixblock"),
+            (NAMES["mixit_stdblock"], "t9/{t}/mixit_stdblock"), ("MixiT", "{home}/mixit")]
+    out.append(table(["row"] + list(home),
+                     [[name] + [value(c, t) for t in home] for name, c in rows]))
     out.append("**Table 10. Hybrid schedules**: the frozen parts join the optimizer at 25/50/75% "
                "of the steps (`--unfreeze_at`); 0% is Standard, 'never' the frozen variant. "
                "Accuracy (%), lm: validation loss; training seconds in brackets.")
-
-    def cell10(c, t):
-        runs = cells.get(c, [])
-        secs = f" ({sum(r['train_s'] for r in runs) / len(runs):.0f} s)" if runs else ""
-        return stat(final(cells, c, key[t]), scale[t], 3 if t == "lm" else 1) + secs
-    t10 = ("needle", "add", "lm")
-    rows10 = []
+    rows, t10 = [], ["needle", "add", "lm"]
     for v in ("frozen_qk", "frozen_mlp"):
-        for when, c in (("unfrozen at 0% (= Standard)", "{h}/standard"),
-                        ("unfrozen at 25%", "t10/{t}/" + v + "-u25"),
-                        ("unfrozen at 50%", "t10/{t}/" + v + "-u50"),
-                        ("unfrozen at 75%", "t10/{t}/" + v + "-u75"), ("never unfrozen", "{h}/" + v)):
-            rows10.append([f"{NAMES[v]}, {when}"]
-                          + [cell10(c.format(h=home[t], t=t), t) for t in t10])
-    out.append(table(["schedule"] + list(t10), rows10))
+        schedules = [("unfrozen at 0% (= Standard)", "{home}/standard")]
+        schedules += [(f"unfrozen at {p}%", "t10/{t}/" + f"{v}-u{p}") for p in (25, 50, 75)]
+        schedules += [("never unfrozen", "{home}/" + v)]
+        rows += [[f"{NAMES[v]}, {when}"] + [value(c, t, seconds=True) for t in t10]
+                 for when, c in schedules]
+    out.append(table(["schedule"] + t10, rows))
     out.append("**How much does the random draw matter?** Seeds 0-9 (init, mixing matrices, "
                "frozen Q/K and batch order change together); mean ± std, the range, and r: the "
                "correlation across seeds between the result and one number read off the draw at "
@@ -791,13 +821,17 @@ def render_studies(cells):
         rows.append(row)
     out.append(table(["variant", "needle", "add", "lm (loss)"], rows))
     out.append("**Longer context** (lm): validation bits per byte against the context length.")
-    ctxs = sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
-    base_ctx = size_of(cells, "t2/lm/")
-    out.append(table(["variant", f"context {base_ctx}"] + [f"context {c}" for c in ctxs], [
-        [NAMES[v], stat(final(cells, f"t2/lm/{v}", "bpb"), 1, 3)]
-        + [stat(final(cells, f"s2/lm{c}/{v}", "bpb"), 1, 3) for c in ctxs]
-        for v in ("standard", "frozen_qk", "mixit")]))
+    contexts = sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
+    out.append(table(["variant", f"context {config_of(cells, 't2/lm/')}"]
+                     + [f"context {T}" for T in contexts],
+                     [[NAMES[v]] + [entry(cells, c, "bpb") for c in
+                                    [f"t2/lm/{v}"] + [f"s2/lm{T}/{v}" for T in contexts]]
+                      for v in ("standard", "frozen_qk", "mixit")]))
     return "\n\n".join(out)
+
+
+# -----------------------------------------------------------------------------
+# The draw study: how much does a run's random draw matter?
 
 
 DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
@@ -885,44 +919,21 @@ def plot_needle(cells, scale):
                 f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
 
 
-def plot_seeds(cells):
-    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
-    if not any(c.startswith("s1/") for c in cells):
-        return
-    draws = draw_runs(cells)
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
-    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
-    for ax, t in zip(axes, ("needle", "add", "lm")):
-        for i, v in enumerate(variants):
-            vals = draw_values(draws[v, t], t)
-            jitter = torch.linspace(-0.15, 0.15, len(vals)).tolist() if len(vals) > 1 else [0] * len(vals)
-            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
-        ax.set_xticks(range(len(variants)))
-        ax.set_xticklabels([NAMES.get(v, "MixiT, no sink") for v in variants], rotation=20, fontsize=8)
-        ax.set_title(t)
-        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
-    fig.suptitle("every seed (quick scale)")
-    fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/seeds_quick.png", dpi=120)
-    plt.close(fig)
-
-
 def plot_context(cells, scale):
     """Validation bits per byte against the context length (Table 2's lm cells and the longer-
     context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays random."""
+    curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
+              for v in ("standard", "frozen_qk", "mixit")}
+    if not any(len(pts) > 1 for pts in curves.values()):
+        return
     plt.figure(figsize=(5, 3.5))
-    drawn = False
-    for v in ("standard", "frozen_qk", "mixit"):
-        pts = size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
+    for v, pts in curves.items():
         if len(pts) > 1:
             x, m, sd = zip(*pts)
             plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=NAMES[v])
-            drawn = True
-    if not drawn:
-        plt.close()
-        return
     plt.xscale("log", base=2)
-    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items() if c.startswith(("t2/lm/", "s2/"))})
+    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items()
+                    if c.startswith(("t2/lm/", "s2/"))})
     plt.xticks(ticks, [str(t) for t in ticks])
     finish_plot("context length (bytes)", "validation bits per byte (mean ± std)",
                 f"language modelling against context ({scale})", f"lm_context_{scale}.png")
@@ -944,19 +955,41 @@ def plot_depth(cells, scale):
         pts = sorted((int(c.split("-L")[1]), c) for c in cells if c.startswith(f"t6/add/{v}-L"))
         if not pts:
             continue
-        L = [d for d, _ in pts]
-        ax[0].plot(L, [100 * sum(final(cells, c)) / len(final(cells, c)) for _, c in pts], "o-",
-                   label=NAMES[v])
-        ax[1].plot(L, [sum(final(cells, c, "token_cov")) / len(final(cells, c, "token_cov"))
-                       for _, c in pts], "o-", label=NAMES[v])
-    for a, lab in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
+        for a, key, x in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
+            means = [x * sum(final(cells, c, key)) / len(final(cells, c, key)) for _, c in pts]
+            a.plot([d for d, _ in pts], means, "o-", label=NAMES[v])
+    for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
         a.set_xscale("log", base=2)
         a.set_xlabel("n_layer")
-        a.set_ylabel(lab)
+        a.set_ylabel(label)
         a.legend()
     fig.suptitle(f"depth: random transformer vs MixiT ({scale})")
     fig.tight_layout()
     fig.savefig(f"{PLOT_DIR}/depth_{scale}.png", dpi=120)
+    plt.close(fig)
+
+
+def plot_seeds(cells):
+    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
+    if not any(c.startswith("s1/") for c in cells):
+        return
+    draws = draw_runs(cells)
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
+    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
+    for ax, t in zip(axes, ("needle", "add", "lm")):
+        for i, v in enumerate(variants):
+            vals = draw_values(draws[v, t], t)
+            n = len(vals)
+            jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
+            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
+        ax.set_xticks(range(len(variants)))
+        ax.set_xticklabels([NAMES.get(v, "MixiT, no sink") for v in variants], rotation=20,
+                           fontsize=8)
+        ax.set_title(t)
+        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
+    fig.suptitle("every seed (quick scale)")
+    fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/seeds_quick.png", dpi=120)
     plt.close(fig)
 
 
@@ -968,6 +1001,9 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
     numbers are kept in results/covariance_at_init.json, which --check reads instead of
     recomputing them (another CPU may round the last digit differently)."""
     saved = "results/covariance_at_init.json"
+
+    def shown(curves):
+        return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
     if draw or not os.path.exists(saved):
         curves = {}
         for v in ("standard", "mixit"):  # every softmax variant shares Standard's init
@@ -982,33 +1018,27 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
                     task, model, _, _, _ = mixit.build(cfg, verbose=False)
                     covs.append(mixit.token_covariance(model, task))
                 curves[v].append(mean_std(covs))
-        shown = lambda c: [[f"{m:.3f} {sd:.3f}" for m, sd in v] for v in c.values()]  # noqa: E731
         if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
             with open(saved, "w") as f:  # (a change in the last digits only is not written)
                 json.dump(curves, f, indent=1)
     else:
         with open(saved) as f:
             curves = json.load(f)
-    rows = [[NAMES[v] + (" (= every softmax variant)" if v == "standard" else "")]
-            + [f"{m:.3f} ± {sd:.3f}" for m, sd in means] for v, means in curves.items()]
-    if not draw:
-        return covariance_table(rows, depths, seeds, width)
-    plt.figure(figsize=(5, 3.5))
-    for v, means in curves.items():
-        plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
-                     capsize=2, label=NAMES[v])
-    plt.xscale("log", base=2)
-    finish_plot("n_layer", "token covariance at the last block",
-                f"at initialization, width {width} ({seeds} seeds)", "covariance_at_init.png")
-    return covariance_table(rows, depths, seeds, width)
-
-
-def covariance_table(rows, depths, seeds, width):
+    if draw:
+        plt.figure(figsize=(5, 3.5))
+        for v, means in curves.items():
+            plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
+                         capsize=2, label=NAMES[v])
+        plt.xscale("log", base=2)
+        finish_plot("n_layer", "token covariance at the last block",
+                    f"at initialization, width {width} ({seeds} seeds)", "covariance_at_init.png")
     return (f"**Token covariance at initialization** (no training; add-4 test sequences, width "
             f"{width}, 4 heads, mean ± std over {seeds} seeds; `plots/covariance_at_init.png`). "
             "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
             "share its init exactly (they differ only in what trains).\n\n"
-            + table(["variant"] + [f"L={d}" for d in depths], rows))
+            + table(["variant"] + [f"L={d}" for d in depths],
+                    [[NAMES[v] + (" (= every softmax variant)" if v == "standard" else "")] + row
+                     for v, row in zip(curves, shown(curves))]))
 
 
 @torch.no_grad()
@@ -1034,49 +1064,25 @@ def induction_scores(model, task):
     return scores
 
 
-def best_heads(v, scores):
-    """A table row: the variant's best previous-token and best induction head, with their scores."""
-    best = {k: max((s, l, h) for l, sc in enumerate(scores) for h, s in enumerate(sc[k]))
-            for k in ("previous", "induction")}
-    return [NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best.values()]
-
-
 def plot_attention(scale, draw=True):
     """Attention maps of the 2-layer models trained on induction, with per-head scores. The
     checkpoints (seed 0, run_all.sh --save) stay out of git, so the scores are also kept in
     results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
     the committed PNGs), and any run with the checkpoints rewrites it."""
-    lines, saved = [], f"results/heads_{scale}.json"
+    saved = f"results/heads_{scale}.json"
     heads = {}
     if os.path.exists(saved):
         with open(saved) as f:
             heads = json.load(f)
+    lines = []
     for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
         path = f"results/ckpt/{scale}_induction_{v}.pt"
-        if not draw or not os.path.exists(path):  # (--check reads the saved scores)
-            if v in heads:
-                lines.append(best_heads(v, heads[v]))
-            continue
-        cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
-        task, model, _, _, _ = mixit.build(cfg, verbose=False)
-        model.load_state_dict(mixit.load_checkpoint(path)["model"])
-        scores = induction_scores(model, task)
-        with torch.no_grad():
-            _, _, atts = model(task.test[0][:1], return_hidden=True)
-        L, H = len(atts), atts[0].size(1)
-        fig, axes = plt.subplots(L, H, figsize=(2.2 * H, 2.3 * L), squeeze=False)
-        for l in range(L):
-            for h in range(H):
-                axes[l][h].imshow(atts[l][0, h].float().numpy(), cmap="viridis")
-                axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
-                                     f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
-                axes[l][h].axis("off")
-        fig.suptitle(f"{NAMES[v]} on induction: attention of one test sequence ({scale})")
-        fig.tight_layout()
-        fig.savefig(f"{PLOT_DIR}/attention_{v}_{scale}.png", dpi=110)
-        plt.close(fig)
-        heads[v] = scores
-        lines.append(best_heads(v, scores))
+        if draw and os.path.exists(path):  # (--check reads the saved scores)
+            heads[v] = draw_attention(path, v, scale)
+        if v in heads:  # the variant's best previous-token and induction heads
+            best = [max((s, l, h) for l, layer in enumerate(heads[v])
+                        for h, s in enumerate(layer[k])) for k in ("previous", "induction")]
+            lines.append([NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best])
     if not lines:
         return ""
     if draw:
@@ -1089,81 +1095,98 @@ def plot_attention(scale, draw=True):
             + table(["variant", "previous-token head", "induction head"], lines))
 
 
+def draw_attention(path, v, scale):
+    """Each head's attention on one test sequence, of a checkpoint's model; returns its scores."""
+    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.load_state_dict(mixit.load_checkpoint(path)["model"])
+    scores = induction_scores(model, task)
+    with torch.no_grad():
+        _, _, atts = model(task.test[0][:1], return_hidden=True)
+    L, H = len(atts), atts[0].size(1)
+    fig, axes = plt.subplots(L, H, figsize=(2.2 * H, 2.3 * L), squeeze=False)
+    for l in range(L):
+        for h in range(H):
+            axes[l][h].imshow(atts[l][0, h].float().numpy(), cmap="viridis")
+            axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
+                                 f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
+            axes[l][h].axis("off")
+    fig.suptitle(f"{NAMES[v]} on induction: attention of one test sequence ({scale})")
+    fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/attention_{v}_{scale}.png", dpi=110)
+    plt.close(fig)
+    return scores
+
+
 # -----------------------------------------------------------------------------
-# The README's efficiency tables, from the benchmark records (bench.py, bench_gpu.sh)
+# The efficiency tables (FINDINGS), from the benchmark records (bench.py, bench_gpu.sh)
 
 # (records file, tag, row label, what to show): each GPU gets these rows where it has records
-GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", "ms_per_step"),
+MS = "ms_per_step"
+GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", MS),
             ("paper", "t7/bench/s0", "width 512, batch 1000: MFU (bf16 peak 989 TFLOP/s)", "mfu"),
-            ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", "ms_per_step"),
-            ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", "ms_per_step"),
-            ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", "ms_per_step"),
-            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", "ms_per_step")]
-# (width, tags on the AVX2-only CPU, on the AVX-512 bf16 CPU in fp32, the same in bf16 autocast)
-CPU_ROWS = [(128, "x/t7-bench-sweep-2026-11-21", "x/cpu-bench-w128-float32", "x/cpu-bench-w128-bfloat16"),
-            (512, "x/bench-w512-*", "x/cpu-bench-w512-*-float32", "x/cpu-bench-w512-*-bfloat16")]
+            ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", MS),
+            ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", MS),
+            ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", MS),
+            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", MS)]
+# (row label, tags in results/extra.jsonl): the AVX2-only CPU in fp32, the AVX-512 bf16 CPU in
+# fp32 and in bf16 autocast
+CPU_ROWS = [("width 128, AVX2 CPU, fp32", "x/t7-bench-sweep-2026-11-21"),
+            ("width 128, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w128-float32"),
+            ("width 128, same CPU, bf16 autocast", "x/cpu-bench-w128-bfloat16"),
+            ("width 512, AVX2 CPU, fp32", "x/bench-w512-*"),
+            ("width 512, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w512-*-float32"),
+            ("width 512, same CPU, bf16 autocast", "x/cpu-bench-w512-*-bfloat16")]
 
 
-def bench_table(records, rows, short):
-    """One benchmark table: a row per (group, label), a column per variant, the ms/step (or MFU)
-    of each variant in the records that the row names."""
-    lines = []
-    for group, found in rows:
-        for label, key in found:
-            by = {x["variant"]: x[key] for r in records[group, label] for x in r["bench"]}
-            lines.append([f"{short(group)}, {label}"] + [
-                "–" if by.get(v) is None else f"{100 * by[v]:.1f}%" if key == "mfu" else f"{by[v]:.1f}"
-                for v in VARIANTS])
-    return table(["ms/step (or MFU)"] + [NAMES[v] for v in VARIANTS], lines)
+def bench_row(label, records, key=MS):
+    """A row of an efficiency table: each variant's ms/step (or MFU) in the records."""
+    by = {x["variant"]: x[key] for r in records for x in r["bench"]}
+    return [label] + ["–" if by.get(v) is None else f"{100 * by[v]:.1f}%" if key == "mfu"
+                      else f"{by[v]:.1f}" for v in VARIANTS]
 
 
 def efficiency():
-    """The README's efficiency block: GPU ms/step and MFU per variant, packing several runs on
-    one GPU (each run's own wall time, from its record), and the CPU benchmarks."""
+    """FINDINGS' efficiency block: GPU ms/step and MFU per variant, packing several runs on one
+    GPU (each run's own wall time, from its record), and the CPU benchmarks."""
     files = {name: read_records(f"results/{name}.jsonl") for name in ("paper", "gpu", "extra")}
-    gpus = sorted({r["device_name"] for r in files["paper"] + files["gpu"] if r["device"].startswith("cuda")})
-    records, rows = defaultdict(list), []
+
+    def on(gpu, tag, name="gpu"):
+        return [r for r in files[name] if r["config"]["tag"] == tag and r["device_name"] == gpu]
+    gpus = sorted({r["device_name"] for r in files["paper"] + files["gpu"]
+                   if r["device"].startswith("cuda")})
+    rows, pack = [], []
     for gpu in gpus:
-        found = []
+        short = gpu.replace("NVIDIA ", "")
         for name, tag, label, key in GPU_ROWS:
-            hits = [r for r in files[name] if r["config"]["tag"] == tag and r["device_name"] == gpu]
-            if hits:
-                records[gpu, label] = hits
-                found.append((label, key))
-        rows.append((gpu, found))
-    out = [bench_table(records, rows, lambda g: g.replace("NVIDIA ", ""))]
-    pack = []
-    for gpu in gpus:
+            if on(gpu, tag, name):
+                rows.append(bench_row(f"{short}, {label}", on(gpu, tag, name), key))
         for mode in ("compile", "eager"):
-            runs = {p: [r["wall_s"] for r in files["gpu"] if r["device_name"] == gpu
-                        and r["config"]["tag"] == f"gpu/pack-{mode}-P{p}"] for p in (1, 8)}
-            clock = [r["pack_wall_s"] for r in files["gpu"] if r["device_name"] == gpu
-                     and r["config"]["tag"] == f"gpu/pack-wall-{mode}-P8"]  # bench_gpu.sh, since 2026-11-25
-            if runs[1] and runs[8]:
-                pack.append([gpu.replace("NVIDIA ", ""), mode, f"{max(runs[1]):.1f}", f"{max(runs[8]):.1f}",
+            one = [r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P1")]
+            eight = [r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P8")]
+            # the batch's wall clock: bench_gpu.sh records it since 2026-11-25
+            clock = [r["pack_wall_s"] for r in on(gpu, f"gpu/pack-wall-{mode}-P8")]
+            if one and eight:
+                pack.append([short, mode, f"{max(one):.1f}", f"{max(eight):.1f}",
                              f"{clock[-1]:.1f}" if clock else "–",
-                             f"{60 / max(runs[1]):.1f} vs {8 * 60 / max(runs[8]):.1f}"])
+                             f"{60 / max(one):.1f} vs {8 * 60 / max(eight):.1f}"])
+    header = ["ms/step (or MFU)"] + [NAMES[v] for v in VARIANTS]
+    out = [table(header, rows)]
     if pack:
-        out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a time "
-                   "and eight at once on one GPU; each run's wall time from its record (model "
+        out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a "
+                   "time and eight at once on one GPU; each run's wall time from its record (model "
                    "build to record, without the interpreter's start), the slowest of the eight, "
                    "and the batch's wall clock where bench_gpu.sh recorded it.\n\n"
                    + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)",
                             "8 at once: wall clock, s", "runs/min, 1 vs 8"], pack))
-    cpu_rows, records = [], defaultdict(list)
-    for width, *patterns in CPU_ROWS:
-        found = []
-        for label, pattern in zip(("AVX2 CPU, fp32", "AVX-512 bf16 CPU, fp32", "same CPU, bf16 autocast"),
-                                  patterns):
-            hits = [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
-            if hits:
-                records[width, label] = hits
-                found.append((label, "ms_per_step"))
-        cpu_rows.append((width, found))
+    rows = []
+    for label, pattern in CPU_ROWS:
+        hits = [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
+        if hits:
+            rows.append(bench_row(label, hits))
     out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
                "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
-               "`x/cpu-bench-*` in results/extra.jsonl):\n\n"
-               + bench_table(records, cpu_rows, lambda w: f"width {w}"))
+               "`x/cpu-bench-*` in results/extra.jsonl):\n\n" + table(header, rows))
     return "\n\n".join(out)
 
 
@@ -1172,18 +1195,33 @@ def efficiency():
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
-# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both); KEY a number of the
-# record's `final`, of the record itself or of its config (acc, loss, bits_per_param, wall_s,
-# steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes` (their summed wall time),
-# `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or
-# more), `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
-# `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT is pm (mean ± std, the
-# default), mean, seeds (each run's value) or range, with `:DIGITS`.
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both); KEY a
+# number of the record's `final`, of the record itself or of its config (acc, loss,
+# bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
+# (their summed wall time), `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the
+# first evaluation at PCT% or more), `speedup:VARIANT` (a benchmark's % more samples/s than
+# Standard) or `ms:VARIANT` and `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
+# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
 UNFOUND = []  # the marked numbers that no record gives
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
-PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
-DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
-          "minutes": 0, "runs": 0, "steps": 0, "ms": 0, "samples": 0, "reached": 0, "mixit_mult": 2}
+
+
+def record_values(r, key):
+    """The values of a KEY (see above, but for runs and minutes) in one record."""
+    base, _, at = key.partition("@")
+    kind, _, arg = base.partition(":")
+    if kind == "speedup":
+        return speedups([r], arg)
+    if kind in ("ms", "samples"):
+        field = "ms_per_step" if kind == "ms" else "samples_per_s"
+        return [x[field] for x in r["bench"] if x["variant"] == arg]
+    if kind == "reached":
+        hits = (h["step"] for h in r["history"] if h.get("acc", 0) >= float(arg) / 100)
+        return [next(hits, math.nan)]
+    if at:
+        return [h[base] for h in r["history"] if h["step"] == int(at)]
+    v = r.get("final", {}).get(base, r.get(base, r["config"].get(base)))
+    return [] if v is None else [v]
 
 
 def number(spec, records_of):
@@ -1193,42 +1231,31 @@ def number(spec, records_of):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
-    runs = [r for r in records_of(name) if any(  # CELL may list several patterns: a,b
-        fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), p)
-        for p in pattern.split(","))]
+
+    def matches(tag):  # CELL may list several patterns: a,b
+        return any(fnmatch.fnmatchcase(tag, p) or fnmatch.fnmatchcase(cell_of(tag), p)
+                   for p in pattern.split(","))
+    runs = [r for r in records_of(name) if matches(r["config"]["tag"])]
     if not runs:
         raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
     if key == "runs":
         return str(len({r["config"]["tag"] for r in runs}))
     if key == "minutes":
         return f"{sum(r.get('wall_s', 0) for r in runs) / 60:.{digits or 0}f}"
-    base, _, at = key.partition("@")
-    values = []
-    for r in runs:
-        kind, _, arg = base.partition(":")
-        if kind == "speedup":
-            values += speedups([r], arg)
-        elif kind in ("ms", "samples"):
-            values += [x["ms_per_step" if kind == "ms" else "samples_per_s"]
-                       for x in r["bench"] if x["variant"] == arg]
-        elif kind == "reached":
-            values += [next((h["step"] for h in r["history"] if h.get("acc", 0) >= float(arg) / 100),
-                            math.nan)]
-        elif at:
-            values += [h[base] for h in r["history"] if h["step"] == int(at)]
-        else:
-            values += [v for v in (r.get("final", {}).get(base, r.get(base, r["config"].get(base))),)
-                       if v is not None]
+    values = [v for r in runs for v in record_values(r, key)]
     if not values:
         raise ValueError(f"'{spec}': the matching records have no {key}")
-    scale = 100 if base in PERCENT else 1
+    base = key.partition("@")[0]
     d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
-    values = [scale * v for v in values]
-    show = lambda v: "not reached" if math.isnan(v) else f"{v:.{d}f}"  # noqa: E731
+    values = [v * 100 if base in PERCENT else v for v in values]
+
+    def show(v):
+        return "not reached" if math.isnan(v) else f"{v:.{d}f}"
     if fmt == "seeds":
         return ", ".join(map(show, values))
     if fmt == "range":
-        return show(min(values)) if min(values) == max(values) else f"{show(min(values))}-{show(max(values))}"
+        lo, hi = min(values), max(values)
+        return show(lo) if lo == hi else f"{show(lo)}-{show(hi)}"
     m, sd = mean_std(values)
     if fmt == "mean" or len(values) == 1:
         return show(m)
@@ -1256,6 +1283,10 @@ def fill_numbers(doc, path):
     return NUMBER.sub(one, doc)
 
 
+# -----------------------------------------------------------------------------
+# The files: each rendered block goes between its two marker lines
+
+
 FILLED = set()  # the block markers that render_all filled: --check flags any other
 
 
@@ -1280,26 +1311,20 @@ def pieces(md):
 
 
 def render_all(scale, draw=True):
-    """{path: text} of every file that report.py writes for a scale (the figures are drawn on the
-    way, unless draw=False): the tables file, and README.md and FINDINGS.md with their rendered
-    blocks and their marked numbers rewritten from the records."""
+    """{path: text} of every file that report.py writes for a scale: the tables file, README.md
+    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False."""
     global PLOT_DIR
     PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
     if draw:
         os.makedirs(PLOT_DIR, exist_ok=True)
     cells = load(f"results/{scale}.jsonl")
-    md = render(cells, scale)
-    att = plot_attention(scale, draw)
-    if att:
-        md += "\n\n" + att
-    studies = render_studies(cells)
-    if studies:
-        md += "\n\n" + studies
+    parts = [render(cells, scale), plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
-        md += "\n\n" + covariance_at_init(draw)
+        parts.append(covariance_at_init(draw))
         other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
         if other:
-            md += "\n\n" + dtype_check(cells, other, "bfloat16")
+            parts.append(dtype_check(cells, other, "bfloat16"))
+    md = "\n\n".join(p for p in parts if p)
     if draw:
         plot_needle(cells, scale)
         plot_lm_curves(cells, scale)
@@ -1309,7 +1334,8 @@ def render_all(scale, draw=True):
         plot_depth(cells, scale)
     claims = verdicts(cells)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
-    # the verdicts go to the README, the tables to the findings file, each between its markers
+    # the verdicts go to the README, the tables to the findings file, each between its markers,
+    # or one table where the text needs it (pieces)
     readme = {"verdicts": claims, "summary": summary(cells)}
     findings = {"tables": md, **({"efficiency": efficiency()} if scale == "quick" else {})}
     for path, blocks in (("README.md", readme), (FINDINGS, findings)):
@@ -1317,7 +1343,7 @@ def render_all(scale, draw=True):
             doc = open(path).read()
             for block, text in blocks.items():
                 doc = between(doc, f"<!-- {scale}-{block} -->", text)
-            for title, text in pieces(claims + "\n\n" + md).items():  # one table where the text needs it
+            for title, text in pieces(claims + "\n\n" + md).items():
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
     return out
@@ -1331,7 +1357,8 @@ def check():
         for path, text in render_all(scale, draw=False).items():
             old = open(path).read() if os.path.exists(path) else ""
             if old != text:
-                diff = [f"    - {a}\n    + {b}" for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
+                diff = [f"    - {a}\n    + {b}"
+                        for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
                 stale.append(f"{path} ({scale}): differs from the records; first change:\n"
                              + (diff[0] if diff else "    (lines added or removed)"))
     stale += UNFOUND
@@ -1342,7 +1369,8 @@ def check():
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"
-                                   if stale else "every rendered block and number matches the records"))
+                                   if stale
+                                   else "every rendered block and number matches the records"))
     return not stale
 
 

@@ -159,6 +159,7 @@ def stat(values, scale=100, digits=1, n=True):
 
 
 def ms(values, scale=100, digits=1):
+    """stat() without the n (the timing tables state it once)."""
     return stat(values, scale, digits, n=False)
 
 

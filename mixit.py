@@ -366,7 +366,8 @@ def build(cfg, verbose=True):
     model = GPT(cfg, task.vocab_size, task.classes and len(task.classes), task.pad_id)
     n_train, n_frozen = freeze(model, frozen_parts(cfg), verbose, label=f"variant {cfg.variant}")
     model.to(device)
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True  # CUDA only
+    if device.startswith("cuda"):  # fp32 matmuls on the tensor cores (TF32)
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
     return task, model, device, dtype, (n_train, n_frozen)
 
 

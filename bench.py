@@ -16,6 +16,7 @@ requirements.txt.
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import sys
@@ -221,10 +222,12 @@ def latest_records(path):
     return latest
 
 
-def plan(joblist, per_gpu=8, records=""):
+def plan(joblist, per_gpu=8, records="", price_out=""):
     """Print every run of a run_all.sh job list with its training FLOPs and estimated minutes
     on one H100 (and, where records has run it, its measured minutes: * = another recipe), then
-    the total with PER_GPU packing and the cells that dominate it."""
+    the total with PER_GPU packing, the cells that dominate it and the price of what is left to
+    run (as --minutes prices it). price_out: write that price there as a one-line record, which
+    the README's numbers read (report.py --check fails once the queue has changed since)."""
     models, rows, ran = {}, [], latest_records(records)
     for line in open(joblist):
         tag, *argv = line.split()
@@ -255,6 +258,21 @@ def plan(joblist, per_gpu=8, records=""):
     if both:
         print(f"{len(both)} of these runs have a record of this recipe: estimated "
               f"{sum(b[0] for b in both):.0f} min, measured {sum(b[1] for b in both):.0f} min of run time")
+    left = queue(joblist, records, price=True)
+    minutes = sum(m for _, m in left)
+    print(f"left to run: {len(left)} runs, {minutes:.0f} min of run time at their full --steps "
+          f"(a run's shape priced by its step time in a record where one ran, else by the model): "
+          f"about {minutes / per_gpu:.0f} min on a GPU with PER_GPU={per_gpu}")
+    if price_out:  # one line, rewritten: the price of today's queue, not a history
+        name = os.path.basename(records).removesuffix(".jsonl")
+        lines = "".join(line for line, _ in left)  # what `run_all.sh --list` prints
+        with open(price_out, "w") as f:
+            f.write(json.dumps({
+                "config": {"tag": f"queue/{name}", "per_gpu": per_gpu,
+                           "queue_sha256": hashlib.sha256(lines.encode()).hexdigest()},
+                "final": {"left": len(left), "run_minutes": minutes,
+                          "gpu_minutes": minutes / per_gpu},
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
     return serial, packed
 
 
@@ -281,33 +299,35 @@ def priority(tag):
     return 2 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else int(seed > 0)
 
 
-def todo(joblist, records, estimates=""):
-    """The lines of a job list still to run, in priority order (stable within a priority). A
-    line is done when the latest record of its tag ran its recipe; a benchmark when it has a
-    record. With estimates, writes 'tag minutes' per line there: the measured step time of its
-    shape where records has one, else the --plan cost model."""
-    latest, models, jobs, est = latest_records(records), {}, [], []
+def queue(joblist, records, price=False):
+    """(line, minutes) of each run of a job list still to do, in priority order (stable within a
+    priority). A line is done when the latest record of its tag ran its recipe; a benchmark when
+    it has a record. With price, minutes is the run to its full --steps at the measured step
+    time of its shape where records has one, else by the --plan cost model (a benchmark: 2)."""
+    latest, models, jobs = latest_records(records), {}, []
     measured = measured_step_ms(latest)
     for i, line in enumerate(open(joblist)):
         tag, *argv = line.split()
-        r = latest.get(tag)
-        bench_line = "--bench" in argv
-        if not bench_line:
+        done = tag in latest
+        minutes = 2  # a benchmark takes a minute or two
+        if "--bench" not in argv:
             given = mixit.parse_args(list(argv))
             cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
-            if r and same_recipe(r, cfg, given):
-                continue
-            if estimates:
-                est.append(f"{tag} {cost(argv, models, measured)[2]:.2f}")
-        elif r:
-            continue
-        else:
-            est.append(f"{tag} 2")  # a benchmark takes a minute or two
-        jobs.append((priority(tag), i, line))
+            done = done and same_recipe(latest[tag], cfg, given)
+            minutes = cost(argv, models, measured)[2] if price and not done else None
+        if not done:
+            jobs.append((priority(tag), i, line, minutes))
+    return [(line, minutes) for _, _, line, minutes in sorted(jobs)]
+
+
+def todo(joblist, records, estimates=""):
+    """The lines of a job list still to run (see queue). With estimates, writes 'tag minutes'
+    per line there, for run_all.sh --minutes."""
+    left = queue(joblist, records, price=bool(estimates))
     if estimates:
         with open(estimates, "w") as f:
-            f.write("".join(e + "\n" for e in est))
-    return [line for _, _, line in sorted(jobs)]
+            f.write("".join(f"{line.split()[0]} {minutes:.2f}\n" for line, minutes in left))
+    return [line for line, _ in left]
 
 
 def main(argv):
@@ -326,9 +346,9 @@ if __name__ == "__main__":
         bench_hf(sys.argv[2:])
     elif sys.argv[1:2] == ["--plan"]:
         try:
-            plan(sys.argv[2], int(os.environ.get("PER_GPU", 8)), (sys.argv[3:4] or [""])[0])
+            plan(sys.argv[2], int(os.environ.get("PER_GPU", 8)), *sys.argv[3:5])
         except (tasks.UsageError, IndexError, OSError) as e:
-            sys.exit(f"error: bench.py --plan JOBLIST [RECORDS]: {e}")
+            sys.exit(f"error: bench.py --plan JOBLIST [RECORDS [PRICE_OUT]]: {e}")
     elif sys.argv[1:2] == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]
         try:
             sys.stdout.write("".join(todo(*sys.argv[2:5])))

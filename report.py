@@ -15,10 +15,12 @@ results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or al
 import argparse
 import dataclasses
 import fnmatch
+import hashlib
 import json
 import math
 import os
 import re
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -1350,6 +1352,26 @@ def render_all(scale, draw=True):
     return out
 
 
+QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
+
+
+def queue_price_stale():
+    """The README's price of the paper-scale queue holds only for the queue it priced: the
+    same records and recipe give the same `bash run_all.sh --list`, whose hash it keeps."""
+    priced = read_records(QUEUE_PRICE)
+    if not priced:
+        return []
+    env = {k: v for k, v in os.environ.items() if k not in ("ONLY", "YELP")}
+    listed = subprocess.run(["bash", "run_all.sh", "--list"], capture_output=True, text=True,
+                            env=env, cwd=os.path.dirname(os.path.abspath(__file__)))
+    if listed.returncode != 0:
+        return [f"{QUEUE_PRICE}: bash run_all.sh --list failed: {listed.stderr.strip()[-300:]}"]
+    if hashlib.sha256(listed.stdout.encode()).hexdigest() == priced[-1]["config"]["queue_sha256"]:
+        return []
+    return [f"{QUEUE_PRICE}: the paper-scale queue changed since it was priced (new records or "
+            "a new recipe): run bash run_all.sh --plan"]
+
+
 def check():
     """Re-render everything from the records, in memory, and compare it with the committed
     files: a number typed by hand, or one left stale after new records, fails here."""
@@ -1362,7 +1384,7 @@ def check():
                         for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
                 stale.append(f"{path} ({scale}): differs from the records; first change:\n"
                              + (diff[0] if diff else "    (lines added or removed)"))
-    stale += UNFOUND
+    stale += UNFOUND + queue_price_stale()
     for path in ("README.md", FINDINGS):  # a block whose marker nothing renders stays empty
         for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
             if marker not in FILLED:

@@ -17,7 +17,9 @@
 #                             modadd); 3 seeds
 #   --list                    print the queue (what is left to run, in order) and exit
 #   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
-#                             (bench.py's cost model), the total at PER_GPU packing; runs nothing
+#                             (bench.py's cost model), the total at PER_GPU packing and the price
+#                             of the queue (into results/queue-paper.jsonl: rerun it after new
+#                             paper records, or report.py --check says the price is stale); runs nothing
 #   --paper-smoke             every paper-scale run at its true size for 2 steps on this machine,
 #                             into results/paper-smoke.jsonl, then the report: catches shape,
 #                             memory and configuration errors before any GPU time is spent
@@ -338,7 +340,9 @@ if [ $SCALE != paper-smoke ]; then
 fi
 
 if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes where it ran
-  PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST" "$OUT"
+  # the paper-scale queue's price goes to results/queue-paper.jsonl, where the README reads it
+  PRICE=""; [ $SCALE = paper ] && [ -z "${YELP:-}" ] && PRICE=results/queue-paper.jsonl
+  PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST" "$OUT" $PRICE
   exit 0
 fi
 # what is left to run, claims first; with --minutes also each run's estimated minutes

@@ -12,6 +12,7 @@ tasks, training, checkpoints, command line, learning-rate schedule; then report.
 """
 
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -1859,8 +1860,9 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
     """bench.todo (run_all.sh's queue): seed 0 of the claims' cells first, then the other seeds,
     then the studies, in list order within each; a cell whose latest record ran its recipe is
     dropped, one whose recipe changed since (another --lr) stays; a benchmark with a record is
-    done. The estimates file has one 'tag minutes' line per run left: the start-up plus the
-    measured step time of its shape (a record of another recipe), else the cost model's."""
+    done. The estimates file has one 'tag minutes' line per run left, in the queue's order: the
+    start-up plus the measured step time of its shape (a record of another recipe), else the
+    cost model's."""
     import bench
     jobs, records, est = tmp_path / "jobs.txt", tmp_path / "runs.jsonl", tmp_path / "est.txt"
     run = "--task add --task_size 3 --n_embd 32 --steps 100"
@@ -1874,13 +1876,37 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
         {"config": {**cfg(), "tag": "t7/bench/s0"}, "bench": []}]))
     order = [line.split()[0] for line in bench.todo(str(jobs), str(records), str(est))]
     assert order == ["t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0", "t1/add/a/s1", "t9/add/x/s0"]
-    assert [line.split()[0] for line in est.read_text().splitlines()] == \
-        ["t9/add/x/s0", "t1/add/a/s1", "t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0"]
+    assert [line.split()[0] for line in est.read_text().splitlines()] == order
     # every run left has the measured shape: 16 s to start plus 100 steps of 600 ms, in minutes
     assert {line.split()[1] for line in est.read_text().splitlines()} == {f"{76 / 60:.2f}"}
     records.write_text("")  # no measurement: the model's floor of 9 ms a step
     bench.todo(str(jobs), str(records), str(est))
     assert f"{(bench.RUN_START_S + 0.9) / 60:.2f}" in est.read_text().split()
+
+
+def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp_path, monkeypatch):
+    """bench.plan's price record: the runs left (a done cell is not), their minutes as --minutes
+    prices them, divided over PER_GPU, and the hash of the queue it priced. report.py --check
+    takes that hash as current only while `bash run_all.sh --list` prints that same queue."""
+    import bench
+    import report
+    jobs, records, price = tmp_path / "jobs.txt", tmp_path / "paper.jsonl", tmp_path / "price.jsonl"
+    run = "--task add --task_size 3 --n_embd 32 --steps 100"
+    jobs.write_text(f"t1/add/a/s0 {run}\nt1/add/done/s0 {run}\nt3/add/b/s1 {run}\n")
+    config = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(run.split())))
+    records.write_text(json.dumps({"config": {**config, "tag": "t1/add/done/s0"}, "history": [],
+                                   "ms_per_step": 600.0}) + "\n")
+    bench.plan(str(jobs), 4, str(records), str(price))
+    [r] = [json.loads(line) for line in price.read_text().splitlines()]
+    left = bench.todo(str(jobs), str(records))
+    assert r["config"]["tag"] == "queue/paper" and r["final"]["left"] == len(left) == 2
+    assert r["final"]["run_minutes"] == pytest.approx(2 * 76 / 60)  # 16 s + 100 x 600 ms each
+    assert r["final"]["gpu_minutes"] == pytest.approx(r["final"]["run_minutes"] / 4)
+    assert r["config"]["queue_sha256"] == hashlib.sha256("".join(left).encode()).hexdigest()
+    # --check: the committed price is of today's queue; one of another queue is stale
+    assert report.queue_price_stale() == []
+    monkeypatch.setattr(report, "QUEUE_PRICE", str(price))
+    assert "run bash run_all.sh --plan" in report.queue_price_stale()[0]
 
 
 def test_report_reads_a_rerun_cell_from_its_latest_record_and_keeps_every_benchmark(tmp_path):

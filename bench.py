@@ -258,7 +258,7 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     if both:
         print(f"{len(both)} of these runs have a record of this recipe: estimated "
               f"{sum(b[0] for b in both):.0f} min, measured {sum(b[1] for b in both):.0f} min of run time")
-    left = queue(joblist, records, price=True)
+    left = queue(joblist, records, price=True, models=models)  # the shapes are built
     minutes = sum(m for _, m in left)
     print(f"left to run: {len(left)} runs, {minutes:.0f} min of run time at their full --steps "
           f"(a run's shape priced by its step time in a record where one ran, else by the model): "
@@ -299,12 +299,13 @@ def priority(tag):
     return 2 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else int(seed > 0)
 
 
-def queue(joblist, records, price=False):
+def queue(joblist, records, price=False, models=None):
     """(line, minutes) of each run of a job list still to do, in priority order (stable within a
     priority). A line is done when the latest record of its tag ran its recipe; a benchmark when
     it has a record. With price, minutes is the run to its full --steps at the measured step
-    time of its shape where records has one, else by the --plan cost model (a benchmark: 2)."""
-    latest, models, jobs = latest_records(records), {}, []
+    time of its shape where records has one, else by the --plan cost model (a benchmark: 2);
+    models: cost's cache of FLOPs per shape, to share with a caller that has built them."""
+    latest, models, jobs = latest_records(records), {} if models is None else models, []
     measured = measured_step_ms(latest)
     for i, line in enumerate(open(joblist)):
         tag, *argv = line.split()

@@ -133,7 +133,9 @@ else
   SOLVED="--stop_acc 0.999"
   FLAT="--patience 4000 --min_delta 0.01 --min_steps 8000"  # a run that never leaves its floor
   # needle, induction (t1, f1): lr 3e-4 and up to 12000 steps. At lr 1e-3 Frozen-QK stays flat for 4000 steps on needle-30 and induction-64; at 3e-4 it solves them by steps 2000 and 2500, Standard solves induction by 2000 but not needle-30 in 3000 (x/paper-long/*/lr3e-4): 4x that
-  # (a guess: at width 64 Standard solves needle-30 at lr 1e-3 by step 750, before Frozen-QK, but stays on the plateau at 2.4e-3 and 8e-3, x/needle30-w64/*; at width 128 it solves by 750 at 5e-4 and 1.2e-3, x/needle30-w128/*: not lr x width; at width 256 and 3e-4 by 1000, x/needle30-w256-1500/*; a Standard seed flat at 512 is the first to rerun at a lower lr)
+  # (a guess. Standard solves needle-30 at width 64 and lr 1e-3 by step 750 but stays on the plateau at 2.4e-3 and 8e-3
+  # (x/needle30-w64/*), at width 128 by 750 at 5e-4 and 1.2e-3 (x/needle30-w128/*), at width 256 and 3e-4 by 1000
+  # (x/needle30-w256-1500/*): width 512 is the outlier. A Standard seed flat there is the first to rerun at a lower lr)
   RETRIEVE="--batch_size 256 --lr 3e-4 --steps 12000 --eval_interval 500 $SOLVED $FLAT"
   # copy-20: lr 1e-3, 1200 steps: every trained-attention variant copies 99.6-99.9% by then (t1/copy/*/s0)
   COPY="--batch_size 256 --steps 1200 $SOLVED"

@@ -1884,6 +1884,55 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
     assert f"{(bench.RUN_START_S + 0.9) / 60:.2f}" in est.read_text().split()
 
 
+def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_path):
+    """`run_all.sh --minutes M` on a clock ten times fast (shims for `date +%s` and `timeout`'s
+    duration on PATH; the rest runs as it would): of three smoke runs, the short one finishes and
+    writes its record, the long one (16 layers, width 256) gets SIGTERM before the end, saves its
+    state and is reported paused, and the third, which the queue prices at more than the time left
+    when its slot frees, does not start. The next call starts nothing twice: it resumes the long
+    run from the step where it stopped."""
+    repo, shims = tmp_path / "repo", tmp_path / "bin"
+    repo.mkdir(), shims.mkdir()
+    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "report.py", "run_all.sh"):
+        shutil.copy(os.path.join(HERE, f), repo)
+    (shims / "date").write_text(f'#!/bin/sh\n[ "$1" = +%s ] || exec {shutil.which("date")} "$@"\n'
+                                f'exec {sys.executable} -c "import time; print(int(time.time() * 10))"\n')
+    (shims / "timeout").write_text(  # timeout -k KILL DURATION CMD...: DURATION on the fast clock
+        f'#!/bin/sh\nk=$1 kill=$2 d=$3; shift 3\n'
+        f'exec {shutil.which("timeout")} $k $kill "$(awk "BEGIN {{print $d / 10}}")" "$@"\n')
+    for shim in shims.iterdir():
+        shim.chmod(0o755)
+    # the third run's shape was measured at 9.2 s a step: 16 s to start + 20 steps = 200 s, within
+    # the budget (4 minutes less 30 s to save state: 210 s) but more than is left once a slot frees
+    # (the short run takes 20-90 s on this clock, so 120-190 s are left, and 60 let a run start)
+    measured = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(
+        "--task memorize --task_size 128 --n_embd 32 --batch_size 1024 --variant standard".split())))
+    (repo / "results").mkdir()
+    (repo / "results" / "smoke.jsonl").write_text(json.dumps(
+        {"config": {**measured, "tag": "x/measured"}, "history": [], "ms_per_step": 9200.0}) + "\n")
+    short, long, later = "t1/copy/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
+
+    def call(minutes, only):
+        done = subprocess.run(["bash", "run_all.sh", "--smoke", "--claims", "--seeds", "2",
+                               "--minutes", str(minutes)], env={**env, "ONLY": only}, cwd=repo,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+    out = call(4, "|".join([short, long, later]))
+    assert f"done   {short}" in out and f"paused {long}" in out and f"later  {later}" in out, out[:2000]
+    tags = [json.loads(line)["config"]["tag"] for line in (repo / "results" / "smoke.jsonl").open()]
+    assert tags == ["x/measured", short]  # one record: the finished run's
+    state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"
+    log = (repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log").read_text()
+    stopped = re.search(r"SIGTERM at step (\d+): the run's state is saved", log)
+    assert stopped and state.exists(), log[-2000:]
+    out = call(2, f"{short}|{long}")
+    assert short not in out and long in out, out[:2000]  # the finished run is not run again
+    log = (repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log").read_text()
+    assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L16_s0.pt at step {stopped[1]}\n" in log
+
+
 def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp_path, monkeypatch):
     """bench.plan's price record: the runs left (a done cell is not), their minutes as --minutes
     prices them, divided over PER_GPU, and the hash of the queue it priced. report.py --check

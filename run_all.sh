@@ -115,7 +115,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
   HEADS="1 4 16 64"; HEAD_STEPS=4000; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
   DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
-  RETRIEVE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
+  RETRIEVE=$SPARSE; NEEDLE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
   # Yelp: 128 bytes of each review; 2000 of the 38000 test reviews (±1 point at 90%)
   YELP_ARGS="--n_embd 64 --n_head 4 --n_layer 2 --task_size 128 --batch_size 64 --steps 1500 --lr 1e-3 --warmup 100 --eval_interval 250 --eval_size 2000"
@@ -132,11 +132,12 @@ else
   BASE="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 1e-3 --warmup 300 --eval_interval 300 --resample"
   SOLVED="--stop_acc 0.999"
   FLAT="--patience 4000 --min_delta 0.01 --min_steps 8000"  # a run that never leaves its floor
-  # needle, induction (t1, f1): lr 3e-4 and up to 12000 steps. At lr 1e-3 Frozen-QK stays flat for 4000 steps on needle-30 and induction-64; at 3e-4 it solves them by steps 2000 and 2500, Standard solves induction by 2000 but not needle-30 in 3000 (x/paper-long/*/lr3e-4): 4x that
-  # (a guess. Standard solves needle-30 at width 64 and lr 1e-3 by step 750 but stays on the plateau at 2.4e-3 and 8e-3
-  # (x/needle30-w64/*), at width 128 by 750 at 5e-4 and 1.2e-3 (x/needle30-w128/*), at width 256 and 3e-4 by 1000
-  # (x/needle30-w256-1500/*): width 512 is the outlier. A Standard seed flat there is the first to rerun at a lower lr)
+  # induction (t1): lr 3e-4 and up to 12000 steps. At lr 1e-3 Frozen-QK stays flat for 4000 steps on needle-30 and induction-64; at 3e-4 it solves them by steps 2000 and 2500, Standard solves induction by 2000 but not needle-30 in 3000 (x/paper-long/*/lr3e-4)
   RETRIEVE="--batch_size 256 --lr 3e-4 --steps 12000 --eval_interval 500 $SOLVED $FLAT"
+  # needle (t1, f1): lr 1e-4. At width 512 Standard solves needle-30 at 1e-4 by step 1500 (x/needle30-w512/standard/lr1e-4,
+  # --resample) and stays on the plateau at 3e-4 (x/paper-long/standard-needle30/lr3e-4); every needle-30 pair of lrs at one
+  # width leaves the plateau sooner at the lower lr (x/paper-long/frozen_qk-needle30/*, x/needle30-w64/*)
+  NEEDLE="$RETRIEVE --lr 1e-4"
   # copy-20: lr 1e-3, 1200 steps: every trained-attention variant copies 99.6-99.9% by then (t1/copy/*/s0)
   COPY="--batch_size 256 --steps 1200 $SOLVED"
   # hop-16: the retrieval recipe at the paper's 5 layers; at 2 layers every variant sat at 32% for 3000-4000 steps at either lr (x/paper-long/*-hop16, x/paper-r1/hop-L2/*).
@@ -194,7 +195,7 @@ for seed in $SEEDS; do
   for v in $T1_VARIANTS; do
     for t in needle induction copy hop; do        # Table 1: retrieval
       extra=""; [ $t = induction ] && [ $seed = 0 ] && extra="--save results/ckpt/${NAME}_induction_$v.pt"
-      recipe=$RETRIEVE; [ $t = hop ] && recipe=$HOP; [ $t = copy ] && recipe=$COPY
+      recipe=$RETRIEVE; [ $t = hop ] && recipe=$HOP; [ $t = copy ] && recipe=$COPY; [ $t = needle ] && recipe=$NEEDLE
       cell "t1/$t/$v/s$seed" $BASE $recipe --task $t --task_size ${SIZE[$t]} $(variant_args $v) --seed $seed $extra
     done
   done
@@ -209,7 +210,7 @@ for seed in $SEEDS; do
   done
   for v in standard frozen_qk mixit; do            # figure: needle accuracy against pairs
     for n in $NEEDLE_SIZES; do
-      cell "f1/needle$n/$v/s$seed" $BASE $RETRIEVE --task needle --task_size $n --variant $v --seed $seed
+      cell "f1/needle$n/$v/s$seed" $BASE $NEEDLE --task needle --task_size $n --variant $v --seed $seed
     done
   done
   for h in $HEADS; do                              # Table 5: more heads for MixiT on add
@@ -298,7 +299,8 @@ task_args() {  # a task at this scale's Table 1-4 settings
     memorize) echo "$MEM --task memorize" ;;
     add) echo "$BASE $DENSE --task add --task_size ${SIZE[add]}" ;;
     modadd) echo "$BASE $MODADD --task modadd --task_size ${SIZE[modadd]}" ;;
-    needle|induction) echo "$BASE $RETRIEVE --task $1 --task_size ${SIZE[$1]}" ;;
+    needle) echo "$BASE $NEEDLE --task needle --task_size ${SIZE[needle]}" ;;
+    induction) echo "$BASE $RETRIEVE --task induction --task_size ${SIZE[induction]}" ;;
     copy) echo "$BASE $COPY --task copy --task_size ${SIZE[copy]}" ;;
     dyck) echo "$BASE $DYCK --task dyck --task_size ${SIZE[dyck]}" ;;
   esac

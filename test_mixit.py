@@ -1924,12 +1924,13 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     tags = [json.loads(line)["config"]["tag"] for line in (repo / "results" / "smoke.jsonl").open()]
     assert tags == ["x/measured", short]  # one record: the finished run's
     state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"
-    log = (repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log").read_text()
+    log_path = repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log"
+    log = log_path.read_text()
     stopped = re.search(r"SIGTERM at step (\d+): the run's state is saved", log)
     assert stopped and state.exists(), log[-2000:]
     out = call(2, f"{short}|{long}")
     assert short not in out and long in out, out[:2000]  # the finished run is not run again
-    log = (repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log").read_text()
+    log = log_path.read_text()
     assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L16_s0.pt at step {stopped[1]}\n" in log
 
 

@@ -27,7 +27,8 @@
 #                             no cell starts that the --plan model says would not finish (a cell
 #                             longer than M goes in pieces, each started with half of M left),
 #                             running cells get SIGTERM 30 s before the end and save their state;
-#                             the next call resumes them
+#                             the next call resumes them (gpu_call.sh: a GPU lent in calls that
+#                             each get a fresh copy of this checkout and send back only some files)
 #
 # YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick adds the Yelp cells (y/yelp/*: Table
 # 3b, with MixiT at 4 and 64 heads): the folder holds Yelp's train.csv and test.csv (README, "Text

@@ -1934,6 +1934,47 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L16_s0.pt at step {stopped[1]}\n" in log
 
 
+def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_path):
+    """gpu_call.sh, with run_all.sh replaced by a stand-in that appends one record per call. Call 2
+    is sent this checkout's results/paper.jsonl before call 1's record was merged here: the machine
+    adds its kept copy back before run_all.sh runs, and --merge here adds only the lines missing,
+    however often it runs."""
+    repo, machine = tmp_path / "repo", tmp_path / "machine"
+    for side in (repo, machine):
+        (side / "results").mkdir(parents=True)
+        shutil.copy(os.path.join(HERE, "gpu_call.sh"), side)
+        (side / "results" / "paper.jsonl").write_text('{"tag": "a"}\n')
+    # the stand-in run_all.sh: fails unless it sees every record so far, then writes the next one
+    (machine / "run_all.sh").write_text(
+        'n=$(wc -l <results/paper.jsonl); [ "$n" = "$EXPECT" ] || exit 7\n'
+        'echo "{\\"tag\\": \\"run$n\\"}" >>results/paper.jsonl\n')
+
+    def call(expect):
+        out = tmp_path / f"out{expect}"
+        out.mkdir()
+        done = subprocess.run(["bash", "gpu_call.sh", "--minutes", "9"], cwd=machine,
+                              env={**os.environ, "OUT": str(out), "EXPECT": str(expect)},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return out
+
+    def merge(folder):
+        done = subprocess.run(["bash", "gpu_call.sh", "--merge", str(folder)], cwd=repo,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return (repo / "results" / "paper.jsonl").read_text().splitlines()
+
+    first = call(1)
+    # call 2 is sent this checkout, which does not have call 1's record yet
+    shutil.copy(repo / "results" / "paper.jsonl", machine / "results" / "paper.jsonl")
+    second = call(2)  # the stand-in exits 7 unless call 1's record was added back
+    want = ['{"tag": "a"}', '{"tag": "run1"}', '{"tag": "run2"}']
+    assert merge(second) == want
+    assert merge(first) == want and merge(second) == want  # an older file or a repeat adds nothing
+    bad = subprocess.run(["bash", "gpu_call.sh", "--merge", str(tmp_path / "nowhere")], cwd=repo,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "no paper.jsonl" in bad.stderr
+
 def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp_path, monkeypatch):
     """bench.plan's price record: the runs left (a done cell is not), their minutes as --minutes
     prices them, divided over PER_GPU, and the hash of the queue it priced. report.py --check

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One call of a GPU lent in short calls: a machine that runs one command on a fresh copy of this
+# checkout, keeps its ignored files (results/ckpt/: the paused runs' states) only while it stays
+# warm between calls, and sends back only the files the command writes under $OUT. On it:
+#   PER_GPU=8 bash gpu_call.sh --minutes 9    the paper queue (run_all.sh) for up to 9 minutes
+# then here, with the folder the call's files came back to:
+#   bash gpu_call.sh --merge FOLDER           add its new records to results/paper.jsonl
+#
+# Why the machine keeps its own copy of the records: every call copies this checkout's
+# results/paper.jsonl over the machine's, and this checkout may not hold the last call's records
+# yet (the next call has to start within seconds, or the machine and the paused states go back).
+# So before run_all.sh decides what is left, the records the machine kept are added back. Both
+# sides add only the lines they lack: merging twice, or a file lacking a record, loses nothing.
+set -uo pipefail
+cd "$(dirname "$0")"
+PYTHON=$(command -v python || command -v python3)
+
+union() {  # union SRC DST: append to DST the lines of SRC that DST lacks, in SRC's order
+  [ -f "$1" ] || return 0
+  touch "$2"
+  awk 'NR == FNR {seen[$0] = 1; next} !($0 in seen) {print; seen[$0] = 1}' "$2" "$1" >"$2.new"
+  cat "$2.new" >>"$2" && rm -f "$2.new"
+}
+
+if [ "${1:-}" = --merge ]; then
+  [ -f "${2:-}/paper.jsonl" ] || { echo "gpu_call.sh: --merge FOLDER: no paper.jsonl in '${2:-}'" >&2; exit 2; }
+  before=$(wc -l <results/paper.jsonl)
+  union "$2/paper.jsonl" results/paper.jsonl
+  # the induction heads' scores, computed from checkpoints that stay on the machine
+  [ -f "$2/heads_paper.json" ] && cp "$2/heads_paper.json" results/
+  echo "gpu_call.sh: $(( $(wc -l <results/paper.jsonl) - before )) new records in results/paper.jsonl"
+  exit 0
+fi
+
+[ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set (the folder the lent machine sends back)" >&2; exit 2; }
+KEEP=results/ckpt/calls  # ignored by git, so the next warm call finds it as it was left
+mkdir -p "$KEEP"
+union "$KEEP/paper.jsonl" results/paper.jsonl
+command -v nvidia-smi >/dev/null && nvidia-smi -L
+$PYTHON -c 'import torch; print("torch", torch.__version__)'
+rc=0; PYTHONUNBUFFERED=1 bash run_all.sh "$@" || rc=$?
+cp results/paper.jsonl "$KEEP/"
+cp results/paper.jsonl "$OUT/"
+[ -f results/heads_paper.json ] && cp results/heads_paper.json "$OUT/"
+[ -d results/logs/paper ] && tar czf "$OUT/logs-paper.tgz" results/logs/paper
+exit $rc

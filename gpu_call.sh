@@ -15,11 +15,11 @@ set -uo pipefail
 cd "$(dirname "$0")"
 PYTHON=$(command -v python || command -v python3)
 
-union() {  # union SRC DST: append to DST the lines of SRC that DST lacks, in SRC's order
-  [ -f "$1" ] || return 0
+union() {  # union SRC DST: add to DST the lines of SRC that DST lacks, in SRC's order; DST is
+  [ -f "$1" ] || return 0  # replaced in one rename, so a copy taken meanwhile sees all or nothing
   touch "$2"
-  awk 'NR == FNR {seen[$0] = 1; next} !($0 in seen) {print; seen[$0] = 1}' "$2" "$1" >"$2.new"
-  cat "$2.new" >>"$2" && rm -f "$2.new"
+  { cat "$2"; awk 'NR == FNR {seen[$0] = 1; next} !($0 in seen) {print; seen[$0] = 1}' "$2" "$1"; } >"$2.tmp"
+  mv "$2.tmp" "$2"
 }
 
 if [ "${1:-}" = --merge ]; then

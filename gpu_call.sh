@@ -12,6 +12,7 @@
 # So before run_all.sh decides what is left, the records the machine kept are added back. Both
 # sides add only the lines they lack: merging twice, or a file lacking a record, loses nothing.
 set -uo pipefail
+FROM=""; [ "${1:-}" = --merge ] && FROM=$(realpath -m "${2:-/nowhere}")  # before the cd below
 cd "$(dirname "$0")"
 PYTHON=$(command -v python || command -v python3)
 
@@ -23,11 +24,11 @@ union() {  # union SRC DST: add to DST the lines of SRC that DST lacks, in SRC's
 }
 
 if [ "${1:-}" = --merge ]; then
-  [ -f "${2:-}/paper.jsonl" ] || { echo "gpu_call.sh: --merge FOLDER: no paper.jsonl in '${2:-}'" >&2; exit 2; }
+  [ -f "$FROM/paper.jsonl" ] || { echo "gpu_call.sh: --merge FOLDER: no paper.jsonl in '${2:-}'" >&2; exit 2; }
   before=$(wc -l <results/paper.jsonl)
-  union "$2/paper.jsonl" results/paper.jsonl
+  union "$FROM/paper.jsonl" results/paper.jsonl
   # the induction heads' scores, computed from checkpoints that stay on the machine
-  [ -f "$2/heads_paper.json" ] && cp "$2/heads_paper.json" results/
+  [ -f "$FROM/heads_paper.json" ] && cp "$FROM/heads_paper.json" results/
   echo "gpu_call.sh: $(( $(wc -l <results/paper.jsonl) - before )) new records in results/paper.jsonl"
   exit 0
 fi

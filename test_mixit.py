@@ -1958,8 +1958,8 @@ def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_pat
         assert done.returncode == 0, done.stdout + done.stderr
         return out
 
-    def merge(folder):
-        done = subprocess.run(["bash", "gpu_call.sh", "--merge", str(folder)], cwd=repo,
+    def merge(folder):  # from the folder above, with relative paths
+        done = subprocess.run(["bash", "repo/gpu_call.sh", "--merge", folder.name], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         return (repo / "results" / "paper.jsonl").read_text().splitlines()

@@ -136,7 +136,8 @@ else
   # induction (t1): lr 3e-4 and up to 12000 steps. At lr 1e-3 Frozen-QK stays flat for 4000 steps on needle-30 and induction-64; at 3e-4 it solves them by steps 2000 and 2500, Standard solves induction by 2000 but not needle-30 in 3000 (x/paper-long/*/lr3e-4)
   RETRIEVE="--batch_size 256 --lr 3e-4 --steps 12000 --eval_interval 500 $SOLVED $FLAT"
   # needle (t1, f1): lr 1e-4. At width 512 Standard solves needle-30 at 1e-4 by step 1500 (x/needle30-w512/standard/lr1e-4,
-  # --resample) and stays on the plateau at 3e-4 (x/paper-long/standard-needle30/lr3e-4); every needle-30 pair of lrs at one
+  # --resample) and stays on the plateau at 3e-4 (x/paper-long/standard-needle30/lr3e-4); Frozen-QK solves it at 1e-4 by step
+  # 2250 (x/needle30-w512/frozen_qk/lr1e-4), at 3e-4 by 2000 (x/paper-long/frozen_qk-needle30/lr3e-4); every needle-30 pair of lrs at one
   # width leaves the plateau sooner at the lower lr (x/paper-long/frozen_qk-needle30/*, x/needle30-w64/*)
   NEEDLE="$RETRIEVE --lr 1e-4"
   # copy-20: lr 1e-3, 1200 steps: every trained-attention variant copies 99.6-99.9% by then (t1/copy/*/s0)

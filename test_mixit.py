@@ -1975,6 +1975,7 @@ def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_pat
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no paper.jsonl" in bad.stderr
 
+
 def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp_path, monkeypatch):
     """bench.plan's price record: the runs left (a done cell is not), their minutes as --minutes
     prices them, divided over PER_GPU, and the hash of the queue it priced. report.py --check

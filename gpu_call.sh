@@ -12,9 +12,7 @@
 # So before run_all.sh decides what is left, the records the machine kept are added back. Both
 # sides add only the lines they lack: merging twice, or a file lacking a record, loses nothing.
 set -uo pipefail
-FROM=""; [ "${1:-}" = --merge ] && FROM=$(realpath -m "${2:-/nowhere}")  # before the cd below
-cd "$(dirname "$0")"
-PYTHON=$(command -v python || command -v python3)
+HERE=$(dirname "$0")
 
 union() {  # union SRC DST: add to DST the lines of SRC that DST lacks, in SRC's order; DST is
   [ -f "$1" ] || return 0  # replaced in one rename, so a copy taken meanwhile sees all or nothing
@@ -24,6 +22,7 @@ union() {  # union SRC DST: add to DST the lines of SRC that DST lacks, in SRC's
 }
 
 if [ "${1:-}" = --merge ]; then
+  FROM=$(realpath -m "${2:-/nowhere}"); cd "$HERE"  # FOLDER is relative to where we were called
   [ -f "$FROM/paper.jsonl" ] || { echo "gpu_call.sh: --merge FOLDER: no paper.jsonl in '${2:-}'" >&2; exit 2; }
   before=$(wc -l <results/paper.jsonl)
   union "$FROM/paper.jsonl" results/paper.jsonl
@@ -34,6 +33,8 @@ if [ "${1:-}" = --merge ]; then
 fi
 
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set (the folder the lent machine sends back)" >&2; exit 2; }
+OUT=$(realpath -m "$OUT"); cd "$HERE"
+PYTHON=$(command -v python || command -v python3)
 KEEP=results/ckpt/calls  # ignored by git, so the next warm call finds it as it was left
 mkdir -p "$KEEP"
 union "$KEEP/paper.jsonl" results/paper.jsonl

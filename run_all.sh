@@ -142,12 +142,12 @@ else
   NEEDLE="$RETRIEVE --lr 1e-4"
   # copy-20: lr 1e-3, 1200 steps: every trained-attention variant copies 99.6-99.9% by then (t1/copy/*/s0)
   COPY="--batch_size 256 --steps 1200 $SOLVED"
-  # hop-16: the retrieval recipe at the paper's 5 layers; at 2 layers every variant sat at 32% for 3000-4000 steps at either lr (x/paper-long/*-hop16, x/paper-r1/hop-L2/*).
+  # hop-16: the retrieval recipe at the paper's 5 layers; at 2 layers every variant sat at 32% for 3000-4000 steps at either lr (x/paper-long/*-hop16/*, x/paper-r1/hop-L2/*).
   # No width-512 probe at 5 layers yet; at width 64 (CPU, x/hop16-L*-w64/*) 5 layers leave that plateau near step 3000 at lr 1e-3 and solve it, 2 layers do not, and at 3e-4 5 layers stay flat for 3250 steps: a hop seed flat here is the first to rerun at 1e-3
   HOP="$RETRIEVE --n_layer 5"
   # add-10: 3000 steps; Standard, Frozen-QK, Frozen-MLP and Random reach 99.6-100% (t3/add/*/s0)
   DENSE="--batch_size 256 --steps 3000 $SOLVED"
-  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps); at batch 256 Frozen-QK only began to grok by step 4000 (x/paper-long/frozen_qk-modadd599)
+  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps); at batch 256 Frozen-QK only began to grok by step 4000 (x/paper-long/frozen_qk-modadd599/lr1e-3)
   MODADD="--batch_size 4000 --lr 1e-3 --warmup 50 --steps 20000 --eval_interval 500 --stop_acc 0.99"
   # dyck-30: up to 6000 steps: at 1200 three variants were still on their plateau (83-89%, t3/dyck/*/s0)
   DYCK="--batch_size 256 --steps 6000 $SOLVED --patience 2000 --min_delta 0.01 --min_steps 3000"

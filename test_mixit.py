@@ -1776,6 +1776,28 @@ def test_the_committed_readme_and_findings_match_the_records():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
+def test_every_record_cited_as_evidence_exists():
+    """The paper-scale recipe in run_all.sh cites the records behind each setting (`x/...`,
+    `t4/memorize/standard/s0`), and FINDINGS and README name records in backticks: every such
+    name (a tag, a glob of tags, or a cell without its /sN) matches a committed record, so a
+    renamed or never-run probe cannot be cited."""
+    tags = [json.loads(line)["config"]["tag"] for path in os.listdir(os.path.join(HERE, "results"))
+            if path.endswith(".jsonl") and not path.startswith("queue")
+            for line in open(os.path.join(HERE, "results", path)) if line.strip()]
+    name = r"(?:x|t\d|f\d|c\d)/[\w.*/-]*[\w*]"
+    script = open(os.path.join(HERE, "run_all.sh")).read()
+    recipe = script[script.index("# One recipe per task"):]
+    recipe = recipe[:recipe.index("\nfi\n")]                 # the paper scale's settings
+    cited = re.findall(rf"(?<![\w/]){name}", "\n".join(
+        line.split("#", 1)[1] for line in recipe.splitlines() if "#" in line))
+    for doc in ("README.md", "results/FINDINGS.md"):
+        cited += re.findall(rf"`({name})`", open(os.path.join(HERE, doc)).read())
+    assert len(cited) > 20
+    missing = sorted({c for c in cited if not any(re.fullmatch(
+        re.escape(c).replace(r"\*", ".*") + r"(/s\d+)?", tag) for tag in tags)})
+    assert not missing, f"cited, but no record has this tag: {missing}"
+
+
 def test_claims_read_the_long_runs_of_table_11_where_they_exist():
     """Without `run_all.sh --claims`, claim 3 compares Table 3's 4-head MixiT on add and dyck;
     with it, the 64-head long runs (and claim 4 the n = 128 capacity cells), and Table 11 shows

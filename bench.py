@@ -227,7 +227,8 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     on one H100 (and, where records has run it, its measured minutes: * = another recipe), then
     the total with PER_GPU packing, the cells that dominate it and the price of what is left to
     run (as --minutes prices it). price_out: write that price there as a one-line record, which
-    the README's numbers read (report.py --check fails once the queue has changed since)."""
+    the README's numbers read, with the queued tags that have a record of an earlier recipe,
+    which report.py marks (report.py --check fails once the queue has changed since)."""
     models, rows, ran = {}, [], latest_records(records)
     for line in open(joblist):
         tag, *argv = line.split()
@@ -260,6 +261,9 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
               f"{sum(b[0] for b in both):.0f} min, measured {sum(b[1] for b in both):.0f} min of run time")
     left = queue(joblist, records, price=True, models=models)  # the shapes are built
     minutes = sum(m for _, m in left)
+    superseded = sorted(line.split()[0] for line, _ in left if line.split()[0] in ran)
+    if superseded:
+        print(f"{len(superseded)} of them have a record of an earlier recipe (report.py marks it °)")
     print(f"left to run: {len(left)} runs, {minutes:.0f} min of run time at their full --steps "
           f"(a run's shape priced by its step time in a record where one ran, else by the model): "
           f"about {minutes / per_gpu:.0f} min on a GPU with PER_GPU={per_gpu}")
@@ -271,7 +275,7 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
                 "config": {"tag": f"queue/{name}", "per_gpu": per_gpu,
                            "queue_sha256": hashlib.sha256(lines.encode()).hexdigest()},
                 "final": {"left": len(left), "run_minutes": minutes,
-                          "gpu_minutes": minutes / per_gpu},
+                          "gpu_minutes": minutes / per_gpu, "superseded": superseded},
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
     return serial, packed
 

@@ -35,6 +35,7 @@ import tasks  # noqa: E402
 
 PLOT_DIR = "plots"  # the smoke test draws into results/smoke_plots instead
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
+QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
 VARIANTS = ["standard", "frozen_qk", "frozen_mlp", "mixit", "random"]
 NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen-MLP",
          "mixit": "MixiT", "random": "Random",
@@ -102,9 +103,19 @@ def current(records):
     return [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
 
 
-def load(path):
+def superseded(scale):
+    """The tags whose record ran an earlier recipe of run_all.sh's (its queue reruns them), as
+    `bash run_all.sh --plan` found them (QUEUE_PRICE; paper scale only). Their cells are marked °,
+    and no verdict rests on them: a table may mix recipes while the queue is half done."""
+    priced = read_records(QUEUE_PRICE) if scale == "paper" else []
+    return set(priced[-1]["final"].get("superseded", [])) if priced else set()
+
+
+def load(path, old=()):
+    """{cell: its records} of a results file; old: the tags of superseded records (marked)."""
     cells = defaultdict(list)
     for r in current(read_records(path)):
+        r["superseded"] = r["config"]["tag"] in old
         cells[cell_of(r["config"]["tag"])].append(r)
     # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
     # run the same configuration twice, so those cells borrow them.
@@ -166,8 +177,15 @@ def ms(values, scale=100, digits=1):
 
 
 def entry(cells, cell, key="acc"):
-    """A table's entry for a cell: stat() of its final `key`, accuracies in %."""
-    return stat(final(cells, cell, key), 100 if key in PERCENT else 1, DIGITS.get(key, 1))
+    """A table's entry for a cell: stat() of its final `key`, accuracies in %, ° where a record
+    of an earlier recipe is read."""
+    return (stat(final(cells, cell, key), 100 if key in PERCENT else 1, DIGITS.get(key, 1))
+            + old(cells.get(cell, [])))
+
+
+def old(runs):
+    """' °' where one of the runs ran an earlier recipe (see superseded), else ''."""
+    return " °" if any(r.get("superseded") for r in runs) else ""
 
 
 def pct(values):
@@ -246,7 +264,7 @@ def lowest_loss(runs):
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
     steps = ", ".join(str(h["step"]) for h in best)
-    return f"{stat([h['loss'] for h in best], 1, 3)} ({steps})"
+    return f"{stat([h['loss'] for h in best], 1, 3)} ({steps}){old(runs)}"
 
 
 def first_reaching(runs, target):
@@ -259,7 +277,7 @@ def first_reaching(runs, target):
         best = max(h.get("acc", 0) for h in r["history"])
         per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit
                         else f"– ({100 * best:.1f}%)")
-    return ", ".join(per_seed)
+    return ", ".join(per_seed) + old(runs)
 
 
 def bench_runs(cells):
@@ -340,6 +358,12 @@ class Reader:
     def mean(v):
         return sum(v) / len(v) if v else float("nan")
 
+    def superseded(self, cell):
+        return bool(old(self.cells.get(cell, [])))
+
+    def text(self, cell, key="acc", scale=100, digits=1):  # ms() of a cell, ° as in the tables
+        return ms(self(cell, key), scale, digits) + old(self.cells.get(cell, []))
+
     def longest(self, quick, long):
         return long if self(long) else quick
 
@@ -363,7 +387,7 @@ def mixit_fails_retrieval(A):  # (1)
     pairs = {t: (A.longest(f"t1/{t}/mixit", f"c1/{t}/mixit"),
                  A.longest(f"t1/{t}/standard", f"c1/{t}/standard")) for t in RETRIEVAL}
     ok, partly = A.each(pairs.values(), lambda m, s: A.mean(m) < 0.5 * A.mean(s))
-    return ("; ".join(f"{t}{A.note(m)} {ms(A(m))}" for t, (m, s) in pairs.items()), ok, partly,
+    return ("; ".join(f"{t}{A.note(m)} {A.text(m)}" for t, (m, s) in pairs.items()), ok, partly,
             A.tables([m for m, _ in pairs.values()], "Table 1", "Tables 1, 11"),
             [c for pair in pairs.values() for c in pair])
 
@@ -371,7 +395,7 @@ def mixit_fails_retrieval(A):  # (1)
 def frozen_qk_retrieves(A):  # (2)
     fqk = {t: A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk") for t in RETRIEVAL}
     ok, partly = A.each([(c,) for c in fqk.values()], lambda a: A.mean(a) >= 0.9)
-    return ("; ".join(f"{t}{A.note(c)} {ms(A(c))}" for t, c in fqk.items()), ok, partly,
+    return ("; ".join(f"{t}{A.note(c)} {A.text(c)}" for t, c in fqk.items()), ok, partly,
             A.tables(fqk.values(), "Table 1", "Tables 1, 11"), list(fqk.values()))
 
 
@@ -386,7 +410,7 @@ def mixit_matches_without_retrieval(A):  # (3): add and dyck with the 64 heads t
     def label(t, m):
         return t + (" (MixiT 64 heads)" if "heads64" in m else A.note(m))
     ok, partly = A.each([(m, s) for _, m, s in t3], same)
-    return ("; ".join(f"{label(t, m)} {ms(A(m))} vs {ms(A(s))}" for t, m, s in t3), ok, partly,
+    return ("; ".join(f"{label(t, m)} {A.text(m)} vs {A.text(s)}" for t, m, s in t3), ok, partly,
             A.tables([m for _, m, _ in t3], "Table 3", "Tables 3, 11"),
             [c for _, m, s in t3 for c in (m, s)])
 
@@ -395,7 +419,7 @@ def capacity_order(A):  # (4), in bits per trainable parameter, at the plateau w
     mem = "c4/memorize" if A("c4/memorize/standard") else "t4/memorize"
     b = {v: A(f"{mem}/{v}", "bits_per_param")
          for v in ("standard", "frozen_qk", "mixit", "frozen_mlp")}
-    ours = " / ".join(ms(b[v], 1, 2) for v in b) + " bits/param"
+    ours = " / ".join(A.text(f"{mem}/{v}", "bits_per_param", 1, 2) for v in b) + " bits/param"
     where, reads = ("Table 11" if mem[0] == "c" else "Table 4"), [f"{mem}/{v}" for v in b]
     if not all(b.values()):
         return ours, None, False, where, reads
@@ -415,10 +439,10 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
     few, many, long = f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"
     lo, hi, longer = A(few), A(many), A(long)
     up = differ(hi, lo) and A.mean(hi) > A.mean(lo)
-    ours = (f"{A.cells[many][0]['steps']} steps: {heads[0]} heads {ms(lo)} → "
-            f"{heads[-1]} heads {ms(hi)}")
+    ours = (f"{A.cells[many][0]['steps']} steps: {heads[0]} heads {A.text(few)} → "
+            f"{heads[-1]} heads {A.text(many)}")
     if longer:
-        ours += f"; 64 heads, {A.cells[long][0]['steps']} steps: {ms(longer)}"
+        ours += f"; 64 heads, {A.cells[long][0]['steps']} steps: {A.text(long)}"
     return (ours, up and max(A.mean(hi), A.mean(longer) if longer else 0) >= 0.9, up,
             "Tables 5, 11" if longer else "Table 5", [few, many, long])
 
@@ -436,7 +460,7 @@ def depth_collapse(A):  # (6): read where both add at 2 layers (Table 6b, where 
         return "" if where == "Table 6" else f" ({add_setting(A.cells[c][0]['config'])})"
 
     def seeds(c):  # the n of a cell that has fewer seeds than the others
-        return ms(acc[c]) + (f" (n={len(acc[c])})" if len(acc[c]) < most else "")
+        return A.text(c) + (f" (n={len(acc[c])})" if len(acc[c]) < most else "")
 
     def depths(d):
         return f"L={d[0]}→{d[1]}"
@@ -448,7 +472,8 @@ def depth_collapse(A):  # (6): read where both add at 2 layers (Table 6b, where 
              bool(c0 and c1 and A.mean(c1) > A.mean(c0))]  # Random's tokens grow alike
     mixit_ = f"MixiT{setting(m0)}" + (f" {depths(dm)}" if dm != dr else "")
     ours = (f"{depths(dr)}: Random{setting(r0)} {seeds(r0)} → {seeds(r1)}, {mixit_} {seeds(m0)} "
-            f"→ {seeds(m1)}; Random covariance {ms(c0, 1, 3)} → {ms(c1, 1, 3)}")
+            f"→ {seeds(m1)}; Random covariance {A.text(r0, 'token_cov', 1, 3)} → "
+            f"{A.text(r1, 'token_cov', 1, 3)}")
     return ours, all(holds), any(holds), where, acc
 
 
@@ -468,9 +493,10 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
     if not all(L.values()):
         return "not run yet", None, False, "Table 2", []
     gap_qk, gap_mx = (A.mean(L[v]) - A.mean(L["standard"]) for v in ("frozen_qk", "mixit"))
-    return (f"gaps {gap_qk:+.3f} / {gap_mx:+.3f} nats/byte",
+    marks = "".join(sorted({old(A.cells[f"t2/lm/{v}"]) for v in L}))
+    return (f"gaps {gap_qk:+.3f} / {gap_mx:+.3f} nats/byte{marks}",
             gap_qk < 0.5 * gap_mx and differ(L["frozen_qk"], L["mixit"]), gap_qk < gap_mx,
-            "Table 2", [])
+            "Table 2", [f"t2/lm/{v}" for v in L])
 
 
 # (claim, the paper's figure, the rule of its verdict, its judge): the rules a reviewer checks
@@ -496,9 +522,12 @@ CLAIMS = [
 
 
 def verdict(ok, partly, reads, A):
-    """A rule's outcome as a verdict; a verdict never rests on a † cell ('unsettled')."""
+    """A rule's outcome as a verdict; a verdict never rests on a † cell ('unsettled') nor on a
+    record of an earlier recipe ('queued': run_all.sh reruns it)."""
     if ok is None:
         return "–"
+    if any(A.superseded(c) for c in reads):
+        return "queued"
     if any(unstable(A(c)) for c in reads):
         return "unsettled"
     return "reproduced" if ok else "partly" if partly else "not reproduced"
@@ -525,7 +554,7 @@ def summary(cells):
     for r in rows:
         by[r[3]].append(r[0].split(".")[0])
     parts = [f"{len(by[v])} {v} ({', '.join(by[v])})" for v in
-             ("reproduced", "partly", "not reproduced", "unsettled", "–") if v in by]
+             ("reproduced", "partly", "not reproduced", "unsettled", "queued", "–") if v in by]
     return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's {len(rows)} "
             f"claims, {'; '.join(parts)}. The claims table is under "
             "[What reproduced](#what-reproduced).")
@@ -538,10 +567,12 @@ def verdicts(cells):
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
     minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
+    queued = ("'queued': the row reads a ° cell (a record of an earlier recipe, which run_all.sh "
+              "reruns); " if any(r.get("superseded") for r in runs.values()) else "")
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
             "report.py; a cell with fewer seeds shows its n); the verdict follows the rule in "
             f"its row; 'unsettled': the row reads a † cell (seeds more than {UNSTABLE} points "
-            "apart), on which no verdict may rest; '–': not yet measured. "
+            f"apart), on which no verdict may rest; {queued}'–': not yet measured. "
             f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
             "runs).\n\n" + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 
@@ -596,7 +627,9 @@ def before_end(cells, cell):
 def render(cells, scale):
     """Tables 1-8 and 11 of a scale, from its cells (the studies: render_studies)."""
     out = [f"Accuracies are mean ± std over n seeds; **†**: the seeds lie more than {UNSTABLE} "
-           "points apart, so the cell is unstable at its budget: read its spread, not its mean."]
+           "points apart, so the cell is unstable at its budget: read its spread, not its mean."
+           + (" **°**: a record of an earlier recipe, which run_all.sh reruns (no verdict rests "
+              "on it)." if any(old(runs) for runs in cells.values()) else "")]
     # Table 1: retrieval
     t1 = [f"t1/{t}" for t in RETRIEVAL]
     out.append("**Table 1. Retrieval**: test accuracy (%) per answer token; [paper] where it "
@@ -1258,7 +1291,7 @@ def number(spec, records_of):
         return ", ".join(map(show, values))
     if fmt == "range":
         lo, hi = min(values), max(values)
-        return show(lo) if lo == hi else f"{show(lo)}-{show(hi)}"
+        return show(lo) if show(lo) == show(hi) else f"{show(lo)}-{show(hi)}"
     m, sd = mean_std(values)
     if fmt == "mean" or len(values) == 1:
         return show(m)
@@ -1320,7 +1353,7 @@ def render_all(scale, draw=True):
     PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
     if draw:
         os.makedirs(PLOT_DIR, exist_ok=True)
-    cells = load(f"results/{scale}.jsonl")
+    cells = load(f"results/{scale}.jsonl", superseded(scale))
     parts = [render(cells, scale), plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
         parts.append(covariance_at_init(draw))
@@ -1350,9 +1383,6 @@ def render_all(scale, draw=True):
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
     return out
-
-
-QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
 
 
 def queue_price_stale():

@@ -2000,16 +2000,18 @@ def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_pat
 
 def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp_path, monkeypatch):
     """bench.plan's price record: the runs left (a done cell is not), their minutes as --minutes
-    prices them, divided over PER_GPU, and the hash of the queue it priced. report.py --check
-    takes that hash as current only while `bash run_all.sh --list` prints that same queue."""
+    prices them, divided over PER_GPU, the hash of the queue it priced and the runs left whose
+    record ran another recipe (superseded). report.py --check takes that hash as current only
+    while `bash run_all.sh --list` prints that same queue."""
     import bench
     import report
     jobs, records, price = tmp_path / "jobs.txt", tmp_path / "paper.jsonl", tmp_path / "price.jsonl"
     run = "--task add --task_size 3 --n_embd 32 --steps 100"
     jobs.write_text(f"t1/add/a/s0 {run}\nt1/add/done/s0 {run}\nt3/add/b/s1 {run}\n")
     config = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(run.split())))
-    records.write_text(json.dumps({"config": {**config, "tag": "t1/add/done/s0"}, "history": [],
-                                   "ms_per_step": 600.0}) + "\n")
+    records.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"config": {**config, "tag": "t1/add/done/s0"}, "history": [], "ms_per_step": 600.0},
+        {"config": {**config, "tag": "t1/add/a/s0", "steps": 50}, "history": []}]))
     bench.plan(str(jobs), 4, str(records), str(price))
     [r] = [json.loads(line) for line in price.read_text().splitlines()]
     left = bench.todo(str(jobs), str(records))
@@ -2017,10 +2019,35 @@ def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp
     assert r["final"]["run_minutes"] == pytest.approx(2 * 76 / 60)  # 16 s + 100 x 600 ms each
     assert r["final"]["gpu_minutes"] == pytest.approx(r["final"]["run_minutes"] / 4)
     assert r["config"]["queue_sha256"] == hashlib.sha256("".join(left).encode()).hexdigest()
+    assert r["final"]["superseded"] == ["t1/add/a/s0"]
     # --check: the committed price is of today's queue; one of another queue is stale
     assert report.queue_price_stale() == []
     monkeypatch.setattr(report, "QUEUE_PRICE", str(price))
     assert "run bash run_all.sh --plan" in report.queue_price_stale()[0]
+
+
+def test_a_record_of_an_earlier_recipe_is_marked_and_no_verdict_rests_on_it(tmp_path, monkeypatch):
+    """While the paper queue is half done, a table mixes cells of today's recipe and records of
+    an earlier one that run_all.sh reruns (the tags `--plan` lists as superseded). Those cells
+    are marked ° in the tables and in the claims table, and a claim that reads one says 'queued'
+    whatever its numbers, until the rerun's record replaces it. Quick scale reads no such list."""
+    import report
+    path, price = tmp_path / "paper.jsonl", tmp_path / "price.jsonl"
+    path.write_text("".join(json.dumps({"config": {"tag": f"t1/{t}/frozen_qk/s0", "task_size": 8},
+                                        "history": [], "final": {"acc": 0.99}}) + "\n"
+                            for t in ("needle", "induction", "copy", "hop")))
+    price.write_text(json.dumps({"config": {"tag": "queue/paper"},
+                                 "final": {"superseded": ["t1/hop/frozen_qk/s0"]}}) + "\n")
+    monkeypatch.setattr(report, "QUEUE_PRICE", str(price))
+    assert report.superseded("paper") == {"t1/hop/frozen_qk/s0"} and report.superseded("quick") == set()
+    row = lambda md: next(l for l in md.splitlines() if l.startswith("| 2. "))  # noqa: E731
+    cells = report.load(str(path), report.superseded("paper"))
+    r2 = row(report.verdicts(cells))
+    assert "hop 99.0 °" in r2 and "needle 99.0;" in r2 and "| queued |" in r2
+    assert report.entry(cells, "t1/hop/frozen_qk") == "99.0 (n=1) °"  # as Table 1 shows it
+    assert report.entry(cells, "t1/copy/frozen_qk") == "99.0 (n=1)" and "queued (2)" in report.summary(cells)
+    r2 = row(report.verdicts(report.load(str(path))))  # the rerun's record is of today's recipe
+    assert "°" not in r2 and "| reproduced |" in r2
 
 
 def test_report_reads_a_rerun_cell_from_its_latest_record_and_keeps_every_benchmark(tmp_path):

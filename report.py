@@ -943,9 +943,12 @@ def size_curve(cells, pattern, key="acc"):
 
 
 def plot_needle(cells, scale):
+    curves = {v: size_curve(cells, rf"(f1/needle\d+|t1/needle)/{v}")
+              for v in ("standard", "frozen_qk", "mixit")}
+    if not any(len(pts) > 1 for pts in curves.values()):
+        return
     plt.figure(figsize=(5, 3.5))
-    for i, v in enumerate(["standard", "frozen_qk", "mixit"]):
-        pts = size_curve(cells, rf"(f1/needle\d+|t1/needle)/{v}")
+    for i, (v, pts) in enumerate(curves.items()):
         if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
             x, m, sd = zip(*pts)
             plt.errorbar([a + 0.08 * (i - 1) for a in x], m, yerr=sd, fmt="o-", capsize=3,
@@ -976,6 +979,8 @@ def plot_context(cells, scale):
 
 
 def plot_lm_curves(cells, scale):
+    if not any(c.startswith("t2/lm/") for c in cells):
+        return
     plt.figure(figsize=(5, 3.5))
     for v in VARIANTS:
         for r in cells.get(f"t2/lm/{v}", [])[:1]:
@@ -1361,13 +1366,15 @@ def render_all(scale, draw=True):
         if other:
             parts.append(dtype_check(cells, other, "bfloat16"))
     md = "\n\n".join(p for p in parts if p)
-    if draw:
-        plot_needle(cells, scale)
-        plot_lm_curves(cells, scale)
-        plot_context(cells, scale)
+    if draw:  # a figure cannot mark a record of an earlier recipe (°), so it leaves it out
+        fresh = {c: rs for c, runs in cells.items()
+                 if (rs := [r for r in runs if not r["superseded"]])}
+        plot_needle(fresh, scale)
+        plot_lm_curves(fresh, scale)
+        plot_context(fresh, scale)
         if scale == "quick":
-            plot_seeds(cells)
-        plot_depth(cells, scale)
+            plot_seeds(fresh)
+        plot_depth(fresh, scale)
     claims = verdicts(cells)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers,

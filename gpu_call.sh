@@ -5,6 +5,8 @@
 #   PER_GPU=8 bash gpu_call.sh --minutes 9    the paper queue (run_all.sh) for up to 9 minutes
 # then here, with the folder the call's files came back to:
 #   bash gpu_call.sh --merge FOLDER           add its new records to results/paper.jsonl
+# and after the last call: bash run_all.sh --plan (the queue left, its price, and which records
+# it reruns: the tables mark those °), then python report.py --scale paper.
 #
 # Why the machine keeps its own copy of the records: every call copies this checkout's
 # results/paper.jsonl over the machine's, and this checkout may not hold the last call's records

@@ -111,11 +111,12 @@ def superseded(scale):
     return set(priced[-1]["final"].get("superseded", [])) if priced else set()
 
 
-def load(path, old=()):
-    """{cell: its records} of a results file; old: the tags of superseded records (marked)."""
+def load(path, earlier=()):
+    """{cell: its records} of a results file; earlier: the tags whose record ran an earlier
+    recipe (superseded(), above), which the tables mark."""
     cells = defaultdict(list)
     for r in current(read_records(path)):
-        r["superseded"] = r["config"]["tag"] in old
+        r["superseded"] = r["config"]["tag"] in earlier
         cells[cell_of(r["config"]["tag"])].append(r)
     # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
     # run the same configuration twice, so those cells borrow them.

@@ -494,7 +494,7 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
     if not all(L.values()):
         return "not run yet", None, False, "Table 2", []
     gap_qk, gap_mx = (A.mean(L[v]) - A.mean(L["standard"]) for v in ("frozen_qk", "mixit"))
-    marks = "".join(sorted({old(A.cells[f"t2/lm/{v}"]) for v in L}))
+    marks = old([r for v in L for r in A.cells[f"t2/lm/{v}"]])
     return (f"gaps {gap_qk:+.3f} / {gap_mx:+.3f} nats/byte{marks}",
             gap_qk < 0.5 * gap_mx and differ(L["frozen_qk"], L["mixit"]), gap_qk < gap_mx,
             "Table 2", [f"t2/lm/{v}" for v in L])

@@ -143,7 +143,7 @@ else
   # copy-20: lr 1e-3, 1200 steps: every trained-attention variant copies 99.6-99.9% by then (t1/copy/*/s0)
   COPY="--batch_size 256 --steps 1200 $SOLVED"
   # hop-16: the retrieval recipe at the paper's 5 layers; at 2 layers every variant sat at 32% for 3000-4000 steps at either lr (x/paper-long/*-hop16/*, x/paper-r1/hop-L2/*).
-  # No width-512 probe at 5 layers yet; on the CPU 5 layers leave that plateau at lr 1e-3 near step 3000 at width 64 (x/hop16-L*-w64/*) and by 2500 at width 128 (x/hop16-L5-w128/standard/lr1e-3), 2 layers do not, and at 3e-4 5 layers stay flat for 3250 steps (width 64): a hop seed flat here is the first to rerun at 1e-3
+  # No width-512 probe at 5 layers yet; on the CPU 5 layers leave that plateau at lr 1e-3 near step 3000 at width 64 (x/hop16-L*-w64/*) and by 2500 at width 128 (x/hop16-L5-w128/standard/lr1e-3; at 3e-4 about 500 steps later, x/hop16-L5-w128/standard/lr3e-4), 2 layers do not, and at 3e-4 5 layers stay flat for 3250 steps (width 64): a hop seed flat here is the first to rerun at 1e-3
   HOP="$RETRIEVE --n_layer 5"
   # add-10: 3000 steps; Standard, Frozen-QK, Frozen-MLP and Random reach 99.6-100% (t3/add/*/s0)
   DENSE="--batch_size 256 --steps 3000 $SOLVED"

@@ -157,7 +157,8 @@ else
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 15000 --lr 5e-3 --weight_decay 1e-4 --warmup 500 --eval_interval 500 --task_size 512 --patience 3000 --min_delta 0.01 --min_steps 6000"
   # lm: the standard library's sources (--data stdlib, 11 MB on Python 3.11) instead of the 466 KB help text, which 2000 steps passed over 70 times (overfit after step 250, t2/lm/*/s0): 1800 steps of 64 x 256 bytes pass over it about 3 times; the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
-  # Table 5 (MixiT's heads on add-10): up to 20000 steps; at 10000 each head count still climbed step by step (t5/add/heads*/s0)
+  # Table 5 (MixiT's heads on add-10): up to 20000 steps; at 10000 each head count still climbed step by step (t5/add/heads*/s0),
+  # but 64 heads at 2 layers climb in stairs to 51% by step 13200 and stay there to 20000 (t6/add/mixit-L2/s0): whether a lower lr climbs further is open
   HEADS="4 32 64 256"; HEAD_STEPS=20000; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
   # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 --steps $HEAD_STEPS"; DEPTH_RANDOM_LR="1e-3 1e-2"

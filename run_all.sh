@@ -114,7 +114,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   # Table 5 gets 4x the steps: MixiT with 16-64 heads sits on a ~64% plateau on add for about
   # 2500 steps before it climbs (at 1000 steps the table said 25/45/46/64%)
   RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
-  HEADS="1 4 16 64"; HEAD_STEPS=4000; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
+  HEADS="1 4 16 64"; HEAD_RUN="--steps 4000"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
   DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
   RETRIEVE=$SPARSE; NEEDLE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
@@ -157,11 +157,12 @@ else
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 15000 --lr 5e-3 --weight_decay 1e-4 --warmup 500 --eval_interval 500 --task_size 512 --patience 3000 --min_delta 0.01 --min_steps 6000"
   # lm: the standard library's sources (--data stdlib, 11 MB on Python 3.11) instead of the 466 KB help text, which 2000 steps passed over 70 times (overfit after step 250, t2/lm/*/s0): 1800 steps of 64 x 256 bytes pass over it about 3 times; the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
-  # Table 5 (MixiT's heads on add-10): up to 20000 steps; at 10000 each head count still climbed step by step (t5/add/heads*/s0),
-  # but 64 heads at 2 layers climb in stairs to 51% by step 13200 and stay there to 20000 (t6/add/mixit-L2/s0): whether a lower lr climbs further is open
-  HEADS="4 32 64 256"; HEAD_STEPS=20000; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
-  # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
-  DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 --steps $HEAD_STEPS"; DEPTH_RANDOM_LR="1e-3 1e-2"
+  # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4. At 10000 steps each head count still climbed step by step (t5/add/heads*/s0);
+  # at lr 1e-3 64 heads at 2 layers climb in stairs to 51% by step 13200 and stay there to 20000 (t6/add/mixit-L2/s0), and at width 256
+  # (CPU) 64 heads solve add-10 at 3e-4 by step 5500 where 1e-3 sits at 43% from step 2500 on (x/add10-w256-mixit64/*)
+  HEADS="4 32 64 256"; HEAD_RUN="--steps 20000 --lr 3e-4"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
+  # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps and lr; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
+  DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000"
   # Yelp: the reference's Standard recipe (4 layers, width 512, 8 heads, 10k steps, batch 256,
   # lr 8e-4, context 256), the whole test set
@@ -217,7 +218,7 @@ for seed in $SEEDS; do
     done
   done
   for h in $HEADS; do                              # Table 5: more heads for MixiT on add
-    cell "t5/add/heads$h/s$seed" $BASE $DENSE --steps $HEAD_STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
+    cell "t5/add/heads$h/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
   done
 done
 # --- Yelp (YELP=folder): Table 3b, bidirectional text classification, and MixiT with 4 and 64 heads
@@ -292,7 +293,7 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       # (16-layer MixiT: 1.9 s a step on 2 threads, about 50 minutes a seed: the longest run here)
       cell "c6/add/mixit-w256-L$L/s$seed" $BASE $RANDOM_ADD --lr 1e-3 --task add --task_size 3 --variant mixit --n_head 64 --n_layer $L --seed $seed
     done
-    cell "c6/add/mixit-heads64-L8/s$seed" $BASE $DENSE --steps $HEAD_STEPS --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --n_layer 8 --seed $seed
+    cell "c6/add/mixit-heads64-L8/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --n_layer 8 --seed $seed
   done
 fi
 # --- the studies beyond the paper (--studies): each row of a table is a cell, 3 seeds ------------

@@ -159,7 +159,7 @@ else
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
   # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4. At 10000 steps each head count still climbed step by step (t5/add/heads*/s0);
   # at lr 1e-3 64 heads at 2 layers climb in stairs to 51% by step 13200 and stay there to 20000 (t6/add/mixit-L2/s0), and at width 256
-  # (CPU) 64 heads solve add-10 at 3e-4 by step 5500 where 1e-3 sits at 43% from step 2500 on (x/add10-w256-mixit64/*)
+  # (CPU) 64 heads solve add-10 at 3e-4 by step 5500 where 1e-3 sits at 43% from step 2500 to 5500 and ends at 51% at 8000 (x/add10-w256-mixit64/*)
   HEADS="4 32 64 256"; HEAD_RUN="--steps 20000 --lr 3e-4"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
   # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps and lr; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"

@@ -359,9 +359,6 @@ class Reader:
     def mean(v):
         return sum(v) / len(v) if v else float("nan")
 
-    def superseded(self, cell):
-        return bool(old(self.cells.get(cell, [])))
-
     def text(self, cell, key="acc", scale=100, digits=1):  # ms() of a cell, ° as in the tables
         return ms(self(cell, key), scale, digits) + old(self.cells.get(cell, []))
 
@@ -527,7 +524,7 @@ def verdict(ok, partly, reads, A):
     record of an earlier recipe ('queued': run_all.sh reruns it)."""
     if ok is None:
         return "–"
-    if any(A.superseded(c) for c in reads):
+    if any(old(A.cells.get(c, [])) for c in reads):
         return "queued"
     if any(unstable(A(c)) for c in reads):
         return "unsettled"

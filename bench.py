@@ -284,8 +284,11 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
 # The queue of `bash run_all.sh`: what is left to run, in the order that decides most first
 
 # the same run on another device or in another precision is the same cell (CPU_DTYPE runs and
-# the paper-scale GPU runs have results files of their own)
-RECIPE_FREE = ("out", "tag", "save", "resume", "examples", "log_interval", "device", "dtype")
+# the paper-scale GPU runs have results files of their own); so is a run made faster by a switch
+# that changes how the step is launched, not what it computes (compile, CUDA graphs), or by
+# drawing its batches many at a time (--data_pool: other draws from the same distribution)
+RECIPE_FREE = ("out", "tag", "save", "resume", "examples", "log_interval", "device", "dtype",
+               "compile", "cuda_graphs", "data_pool")
 
 
 def same_recipe(record, cfg, given=None):

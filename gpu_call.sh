@@ -36,7 +36,7 @@ fi
 
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set (the folder the lent machine sends back)" >&2; exit 2; }
 OUT=$(realpath -m "$OUT"); cd "$HERE"
-PYTHON=$(command -v python || command -v python3)
+PYTHON=${PYTHON:-$(command -v python || command -v python3)}
 KEEP=results/ckpt/calls  # ignored by git, so the next warm call finds it as it was left
 mkdir -p "$KEEP"
 union "$KEEP/paper.jsonl" results/paper.jsonl

@@ -430,11 +430,19 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     optimizer = make_optimizer(model, cfg, device)
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
     history, train_time, start, first_bad = [], 0.0, 0, -1  # train_time: the clock stops during evals
+    # --data_pool: batches drawn n at a time (tasks.get_batches); `pool` holds them, `used` counts
+    # those handed out. Each rank of torchrun draws one at a time (only rank 0 saves a state)
+    n_pool = cfg.data_pool or (32 if device.startswith("cuda") and world == 1 else 1)
+    n_pool = n_pool if world == 1 else 1
+    record["data_pool"] = n_pool
+    pool, used = None, 0
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
             unfreeze(model, optimizer, cfg)
         restore_state(state, model, optimizer, gen)
         history, train_time, start, first_bad = state["history"], state["train_s"], state["step"], state["first_bad"]
+        if state.get("pool") is not None:  # the drawn batches not yet used, as the run left them
+            pool, used = tuple(t.to(device) for t in state["pool"]), state["pool_used"]
         record.update(state["record"])
         record["resumed_at"] = record.get("resumed_at", []) + [start]
         print(f"resumed from {cfg.resume} at step {start}")
@@ -448,7 +456,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     def save(path, step):  # the training state, for --resume (runtime.py)
         keep = {k: record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at") if k in record}
         save_state(path, model, cfg, optimizer, gen, step=step, history=history,
-                   train_s=train_time, first_bad=int(first_bad),
+                   train_s=train_time, first_bad=int(first_bad), pool=pool, pool_used=used,
                    record={**keep, "wall_s": record.get("wall_s", 0) + time.time() - t_run})
 
     t0, logged_time, logged_step = time.time(), train_time, start
@@ -480,7 +488,9 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
             record["unfrozen_params"] = unfreeze(model, optimizer, cfg)
             record["unfrozen_at"] = step
             print(f"step {step:5d} | unfroze {record['unfrozen_params']:,} parameters")
-        batch = task.get_batch(cfg.batch_size // world, gen, cfg.resample)
+        if pool is None or used == len(pool[0]):  # draw the next n_pool batches at once
+            pool, used = task.get_batches(n_pool, cfg.batch_size // world, gen, cfg.resample), 0
+        batch, used = tuple(t[used] for t in pool), used + 1  # (B, T) each
         if step == 0 and not batch[2].any():  # one host sync, once: is anything scored at all?
             raise UsageError(f"the first training batch of {cfg.task}-{task.size} has no scored "
                              "position: every row fell on the test side; use a larger "
@@ -642,6 +652,9 @@ class Config:
     compile: bool = _f(True, "torch.compile the model on CUDA (ignored on CPU)")
     cuda_graphs: bool = _f(False, "with --compile on CUDA: mode='reduce-overhead' (CUDA graphs); "
                                   "faster in bench.py, not yet checked in a full training run")
+    data_pool: int = _f(0, "draw this many training batches at once and hand them out one by one "
+                           "(a few large kernels instead of dozens of small ones a step); 0 = auto: "
+                           "32 on one GPU, else 1 (the CPU's data stream as it has always been)")
 
 
 # settings that define the model and its data: a checkpoint brings these along
@@ -666,7 +679,7 @@ RULES = [
     (("n_layer", "n_head", "n_embd", "batch_size", "eval_interval", "log_interval", "eval_size"),
      lambda v: v >= 1, "be at least 1"),
     (("steps", "task_size", "block_size", "warmup", "patience", "min_steps", "weight_decay",
-      "grad_clip", "qk_init_std", "min_delta"), lambda v: v >= 0, "not be negative"),
+      "grad_clip", "qk_init_std", "min_delta", "data_pool"), lambda v: v >= 0, "not be negative"),
     (("lr", "mixit_mult"), lambda v: 0 < v < math.inf, "be a positive number"),  # mult 0: no signal
     (("beta1", "beta2"), lambda v: 0 <= v < 1, "be in [0, 1)"),
     (("stop_acc",), lambda v: 0 <= v <= 1, "be between 0 and 1"),

@@ -1397,6 +1397,7 @@ def queue_price_stale():
     if not priced:
         return []
     env = {k: v for k, v in os.environ.items() if k not in ("ONLY", "YELP")}
+    env["PYTHON"] = sys.executable  # run_all.sh runs bench.py with this one, not PATH's python
     listed = subprocess.run(["bash", "run_all.sh", "--list"], capture_output=True, text=True,
                             env=env, cwd=os.path.dirname(os.path.abspath(__file__)))
     if listed.returncode != 0:

@@ -47,7 +47,8 @@
 # report.py renders the tables (results/tables_<scale>.md) and draws the figures into plots/.
 set -euo pipefail
 cd "$(dirname "$0")"
-PYTHON=$(command -v python || command -v python3)  # GPU images often ship python3 only
+# PYTHON (env): the interpreter to run (report.py and the tests pass their own); else the first on PATH
+PYTHON=${PYTHON:-$(command -v python || command -v python3)}  # GPU images often ship python3 only
 
 SCALE=paper
 SMOKE=""
@@ -173,9 +174,10 @@ VARIANTS="standard frozen_qk frozen_mlp mixit random"
 SEEDS=$(seq 0 $((N_SEEDS - 1)))
 
 # --- the list of runs: one line "TAG ARGS..." per cell and seed, unless its record exists -------
-variant_args() {  # the extra row frozen_qk_ref: Frozen-QK at the reference code's N(0, 0.02^2)
+variant_args() {  # the extra rows *_ref: W_Q, W_K at the reference code's N(0, 0.02^2)
   case $1 in
     frozen_qk_ref) echo "--variant frozen_qk --qk_init_std 0.02" ;;
+    random_ref) echo "--variant random --qk_init_std 0.02" ;;  # Random at the same init (claim 6)
     *) echo "--variant $1" ;;
   esac
 }
@@ -288,8 +290,11 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     # by step 100. Random, which trains only its embeddings, keeps the paper's 1e-2. MixiT also
     # runs Table 5's setting (width 64, add-4, 4000 steps; 100% at 2 layers, t5/add/heads64) at 8
     # layers. Longest runs first
+    # The row random_ref is Random at the reference's init (issue 37): W_Q, W_K at N(0, 0.02^2), not
+    # N(0, 1/d), so its frozen attention starts near uniform (logits' std about 0.1 at width 256)
     for L in 16 8 2; do
       cell "c6/add/random-w256-L$L/s$seed" $BASE $RANDOM_ADD --task add --task_size 3 --variant random --n_layer $L --seed $seed
+      cell "c6/add/random_ref-w256-L$L/s$seed" $BASE $RANDOM_ADD --task add --task_size 3 $(variant_args random_ref) --n_layer $L --seed $seed
       # (16-layer MixiT: 1.9 s a step on 2 threads, about 50 minutes a seed: the longest run here)
       cell "c6/add/mixit-w256-L$L/s$seed" $BASE $RANDOM_ADD --lr 1e-3 --task add --task_size 3 --variant mixit --n_head 64 --n_layer $L --seed $seed
     done

@@ -77,17 +77,27 @@ class Task:
         rows on the test side are replaced by other draws instead of masked: 1.5 B + 8 rows are
         drawn and the first B on the training side kept (fewer than B of them: about 1e-6 at
         B = 64), so each row is a fresh draw from the training side and every row learns."""
+        return tuple(t[0] for t in self.get_batches(1, batch_size, gen, resample))
+
+    def get_batches(self, n, batch_size, gen, resample=False):
+        """n training batches at once, (x, y, mask) each (n, B, T): one draw of n times the rows,
+        so that a GPU spends a few large kernels on the data of n steps instead of a few dozen
+        small ones per step (mixit.py's --data_pool). Batch i is what get_batch would give if
+        the generator's draws were shaped n times larger; n = 1 is get_batch's own stream."""
         if self.train is not None:  # finite set (modadd, memorize): pick rows
             x, y, mask = self.train
-            idx = torch.randint(0, x.size(0), (batch_size,), generator=gen, device=gen.device)
-            return x[idx], y[idx], mask[idx]
-        x, y, mask = self.sample(batch_size + (batch_size // 2 + 8 if resample else 0), gen)
-        if resample and self.hash_split:  # a stable sort keeps the draw order on each side
-            keep = torch.argsort(on_test_side(x).int(), stable=True)[:batch_size]
-            x, y, mask = x[keep], y[keep], mask[keep]
-        if self.hash_split:  # a row on the test side of the split carries no loss
-            mask = mask & ~on_test_side(x)[:, None]
-        return x, y, mask
+            idx = torch.randint(0, x.size(0), (n * batch_size,), generator=gen, device=gen.device)
+            return tuple(t[idx].view(n, batch_size, -1) for t in (x, y, mask))  # (n, B, T)
+        drawn = batch_size + (batch_size // 2 + 8 if resample else 0)  # rows per batch
+        x, y, mask = (t.view(n, drawn, -1) for t in self.sample(n * drawn, gen))  # (n, rows, T)
+        if not self.hash_split:
+            return x, y, mask
+        test_side = on_test_side(x.flatten(0, 1)).view(n, drawn)  # the row hash, once for all
+        if resample:  # a stable sort keeps the draw order on each side
+            keep = torch.argsort(test_side.int(), dim=1, stable=True)[:, :batch_size]  # (n, B)
+            x, y, mask = (t.gather(1, keep[:, :, None].expand(-1, -1, t.size(2))) for t in (x, y, mask))
+            test_side = test_side.gather(1, keep)
+        return x, y, mask & ~test_side[:, :, None]  # a row on the test side carries no loss
 
     def decode(self, ids):
         return " ".join(self.itos[i] for i in ids.tolist())
@@ -112,13 +122,21 @@ class Task:
             print(f"         got:      {self.decode(pred[i][mask[i]])[:100]}")
 
 
+HASH_P, HASH_BASE = 2_147_483_647, 4099  # a prime below 2^31, and the hash's base
+_HASH_WEIGHTS = {}  # (T, device) -> (T,) the weights BASE^(T-1-t) mod P, made once
+
+
 def _hash_rows(x):
-    """A polynomial hash per row (B, T) -> (B,), exact enough to spot repeated sequences."""
-    p = 2_147_483_647  # a prime below 2^31: h * 4099 + token stays far below 2^63
-    h = torch.zeros(x.size(0), dtype=torch.int64, device=x.device)
-    for t in range(x.size(1)):
-        h = (h * 4099 + x[:, t]) % p
-    return h
+    """A polynomial hash per row (B, T) -> (B,), exact enough to spot repeated sequences:
+    h = (...((x_0 * BASE + x_1) * BASE + x_2) ...) mod P, which is sum_t x_t * BASE^(T-1-t) mod P.
+    The sum form costs five tensor ops for any T where the loop over columns cost 3 T (on a GPU,
+    one kernel launch each). Each term is reduced mod P before the sum: a term is below 2^62 and
+    T of them stay below 2^63 for T < 2^32, so nothing overflows whatever the token values."""
+    key = (x.size(1), str(x.device))
+    if key not in _HASH_WEIGHTS:  # Python's exact integers, then one tensor
+        w = [pow(HASH_BASE, x.size(1) - 1 - t, HASH_P) for t in range(x.size(1))]
+        _HASH_WEIGHTS[key] = torch.tensor(w, dtype=torch.int64, device=x.device)
+    return ((x % HASH_P) * _HASH_WEIGHTS[key] % HASH_P).sum(1) % HASH_P
 
 
 def on_test_side(x):
@@ -290,16 +308,19 @@ def sample_dyck(B, gen, max_pairs):
     # balanced strings of ceil(N/2)..N pairs, one bracket at a time for all rows at once
     shortest = (N + 1) // 2  # fewest pairs: shorter strings are too few to split into train/test
     pairs = _randint(shortest, N + 1, (B,), gen)
-    opened = torch.zeros(B, dtype=torch.long, device=dev)  # '(' written so far
-    depth = torch.zeros(B, dtype=torch.long, device=dev)
-    brackets = torch.zeros(B, L, dtype=torch.long, device=dev)
     coin = _rand((B, L), gen)
-    for i in range(L):
-        can_open, can_close = opened < pairs, depth > 0
-        open_ = can_open & (~can_close | (coin[:, i] < 0.5))
-        brackets[:, i] = torch.where(open_, 1, 2)
-        opened += open_.long()
-        depth += torch.where(open_, 1, -1)
+    # The walk: at each step open '(' if the coin says so or the depth is 0 (nothing to close),
+    # until `pairs` have been opened; then close the rest. Read as a walk on the depth, a coin
+    # that says "close" at depth 0 is overruled (+1 instead of -1): the depth is the free walk S
+    # (the coins' running sum) plus 2 for every overruled coin so far, and the count of overruled
+    # coins is the least that keeps the depth >= 0: K_i = max(0, max_{j <= i} ceil(-S_j / 2)).
+    # That makes the whole walk a few cumulative ops instead of one step per position.
+    S = torch.where(coin < 0.5, 1, -1).cumsum(1)  # (B, L): free walk after each step
+    overruled = (1 - S).div(2, rounding_mode="floor").cummax(1).values.clamp(min=0)  # ceil(-S/2)
+    depth = torch.cat([torch.zeros_like(S[:, :1]), S + 2 * overruled], 1)  # (B, L+1), from 0
+    opens = depth[:, 1:] > depth[:, :-1]  # (B, L): step i writes '('
+    opened_before = (pos[None, :] + depth[:, :-1]) // 2  # '(' among the first i brackets
+    brackets = torch.where(opens & (opened_before < pairs[:, None]), 1, 2)
     length = 2 * pairs
     # a third: shuffle the interior of the balanced string. The counts of '(' and ')' stay equal
     # and the string still opens with '(' and closes with ')', so only the running depth tells
@@ -501,20 +522,28 @@ def sample_hop(B, gen, hops):
     first = _randint(0, V, (B, 1), gen)
     step = _randint(1, V, (B, T - 1), gen)  # move 1..V-1 places around the alphabet
     x = torch.cat([first, first + step.cumsum(1)], 1) % V  # (B, T)
-    # prev[b, i]: the last j < i with x[b, j] == x[b, i], or -1. One pass over positions.
-    last_seen = torch.full((B, V), -1, dtype=torch.long, device=dev)
-    prev = torch.empty(B, T, dtype=torch.long, device=dev)
-    for i in range(T):
-        prev[:, i] = last_seen.gather(1, x[:, i:i + 1]).squeeze(1)
-        last_seen.scatter_(1, x[:, i:i + 1], i)
-    # follow k hops from every position at once; once undefined, stay undefined
-    where = torch.arange(T, device=dev).expand(B, T).clone()
-    defined = torch.ones(B, T, dtype=torch.bool, device=dev)
-    for _ in range(hops):
-        j = prev.gather(1, where)
-        defined &= j >= 0
-        where = torch.where(defined, j + 1, 0)
-    y = torch.where(defined, x.gather(1, where), 0)
+    # prev[b, i]: the last j < i with x[b, j] == x[b, i], or -1. For every symbol v, the running
+    # maximum of "j where x[b, j] == v" is the last place v was seen up to i; read it at i - 1.
+    pos = torch.arange(T, device=dev)
+    seen = torch.where(x[:, :, None] == torch.arange(V, device=dev), pos[:, None], -1)  # (B, T, V)
+    last = seen.cummax(1).values  # (B, T, V): where each symbol was last seen, up to i
+    last = torch.cat([torch.full_like(last[:, :1], -1), last[:, :-1]], 1)  # ... before i
+    prev = last.gather(2, x[:, :, None]).squeeze(2)  # (B, T)
+    # One hop is a map on positions, hop(i) = prev[i] + 1, with an extra position T standing for
+    # "undefined", which maps to itself. k hops are that map applied k times; composing a map
+    # with itself doubles its hops, so k hops take about 2 log2(k) gathers instead of k steps.
+    hop = torch.cat([torch.where(prev >= 0, prev + 1, T), torch.full_like(prev[:, :1], T)], 1)
+    where = torch.arange(T + 1, device=dev).expand(B, T + 1)  # (B, T+1): zero hops
+    k = hops
+    while k:  # binary powering: hop is the map of 2^m hops at round m
+        if k & 1:
+            where = hop.gather(1, where)
+        k >>= 1
+        if k:
+            hop = hop.gather(1, hop)
+    where = where[:, :T]  # (B, T): where k hops from each position land
+    defined = where < T
+    y = torch.where(defined, x.gather(1, where.clamp(max=T - 1)), 0)
     return x, y, defined
 
 

@@ -31,6 +31,9 @@ import runtime
 import tasks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# every script the tests start (run_all.sh, gpu_call.sh, report.py's) runs Python with this
+# interpreter, not whichever python comes first on PATH (a venv need not be activated)
+os.environ["PYTHON"] = sys.executable
 
 # Flags shared by every test that builds a model: tiny, on the CPU, in fp32, quiet, no records.
 BASE_FLAGS = ["--n_embd", "32", "--n_head", "4", "--n_layer", "2", "--device", "cpu",
@@ -1362,8 +1365,9 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
 def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkeypatch):
     """A run that dies without a chance to save (SIGKILL, a crash) resumes from the state saved
     at its last evaluation, and still ends exactly where an uninterrupted run ends; so does a
-    run whose --unfreeze_at falls before the break (its optimizer then has more groups)."""
-    for extra in ([], ["--unfreeze_at", "45"]):
+    run whose --unfreeze_at falls before the break (its optimizer then has more groups), and one
+    that draws its batches 16 at a time (the state keeps the drawn batches not yet used)."""
+    for extra in ([], ["--unfreeze_at", "45"], ["--data_pool", "16"]):  # 60: mid-pool
         out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
         out.unlink(missing_ok=True)
         whole = mixit.run(run_config(out, *RESUME_RUN, *extra))
@@ -1444,6 +1448,71 @@ def test_resample_fills_every_row_from_the_training_side(name):
     assert x.size(0) == 512 and not tasks.on_test_side(x).any() and mask.any(1).all()
     x, y, mask = task.get_batch(512, torch.Generator().manual_seed(0))
     assert 0.05 < tasks.on_test_side(x).float().mean() < 0.5 and not mask[tasks.on_test_side(x)].any()
+
+
+def test_row_hash_is_the_polynomial_of_a_plain_python_loop():
+    """The vectorised row hash (a weighted sum mod P) gives the values of the loop it replaced,
+    h = (h * BASE + token) mod P column by column, on random rows of several lengths, tokens up
+    to the largest int64 values included (no overflow in the sum)."""
+    r = random.Random(0)
+    for T in (1, 2, 7, 81, 300):
+        for top in (2, 600, 2 ** 31, 2 ** 62):
+            x = torch.tensor([[r.randrange(top) for _ in range(T)] for _ in range(5)])
+            x[0, -1] = top - 1  # the largest token of this range
+            expect = []
+            for row in x.tolist():
+                h = 0
+                for token in row:
+                    h = (h * tasks.HASH_BASE + token) % tasks.HASH_P
+                expect.append(h)
+            assert tasks._hash_rows(x).tolist() == expect, (T, top)
+
+
+# sha256 of each task's test set (300 rows) followed by four batches of 97 drawn from seed 7,
+# without and then with --resample: written by the samplers before they were vectorised (the row
+# hash as a loop over columns, hop's and dyck's loops over positions). The same digests now say
+# that the split and the CPU's data stream are unchanged, so the committed records rerun as they ran
+STREAM_SHA256 = {
+    ("add", 3): "c506521fe1075894", ("add", 10): "cb98cdae9f978df1",
+    ("needle", 5): "a4c5b26e4d185b16", ("needle", 30): "501d1a662580683d",
+    ("copy", 5): "ea9dfe182ad159d9", ("copy", 20): "7ca24cc10594abe4",
+    ("induction", 10): "566b8e18ed3338d6", ("induction", 64): "660f1d70a4398401",
+    ("hop", 2): "6d855449acee6b95", ("hop", 3): "0c75e50e05ebe007", ("hop", 16): "9023e36522259619",
+    ("dyck", 3): "0bd0fb2b1ce0110f", ("dyck", 4): "923b2b7a32c78bdd", ("dyck", 10): "836cd02a4b1a6413",
+    ("dyck", 30): "c486b92c30f268c2", ("dyck", 100): "6ae988f2e6d35e25",
+    ("lm", 32): "982e11020e7aa5fa", ("modadd", 11): "61e8d6379d8c992f",
+}
+
+
+@pytest.mark.parametrize("name, size", list(STREAM_SHA256))
+def test_test_sets_and_training_batches_are_the_ones_the_records_were_made_with(name, size):
+    """Every task's test set and its training batches, with and without --resample, bit for bit
+    what the per-position samplers drew (see STREAM_SHA256)."""
+    task = tasks.make_task(name, size, n_test=300)
+    h = hashlib.sha256()
+    for t in task.test:
+        h.update(t.numpy().tobytes())
+    for resample in (False, True):
+        gen = torch.Generator().manual_seed(7)
+        for _ in range(4):
+            for t in task.get_batch(97, gen, resample=resample):
+                h.update(t.numpy().tobytes())
+    assert h.hexdigest()[:16] == STREAM_SHA256[name, size]
+
+
+@pytest.mark.parametrize("name", ["add", "dyck", "hop", "memorize"])
+def test_batches_drawn_many_at_a_time_follow_the_same_rules(name):
+    """get_batches(n): n batches from one draw. One at a time it is get_batch's own stream; n at a
+    time every batch has B rows, and with --resample none on the test side, each row scored."""
+    task = small_task(name, n_test=32)
+    one = task.get_batch(64, torch.Generator().manual_seed(3), resample=True)
+    first = task.get_batches(1, 64, torch.Generator().manual_seed(3), resample=True)
+    assert all(torch.equal(a, b[0]) for a, b in zip(one, first))
+    x, y, mask = task.get_batches(8, 64, torch.Generator().manual_seed(3), resample=True)
+    assert x.shape[:2] == y.shape[:2] == mask.shape[:2] == (8, 64)
+    if task.train is None:
+        assert not tasks.on_test_side(x.flatten(0, 1)).any() and mask.any(2).all()
+        assert len({tuple(r) for r in rows(x.flatten(0, 1))}) > 64  # not one batch eight times
 
 
 def test_stdlib_corpus_is_pythons_own_sources_in_a_fixed_order():
@@ -1774,6 +1843,21 @@ def test_the_committed_readme_and_findings_match_the_records():
     done = subprocess.run([sys.executable, "report.py", "--check"], capture_output=True, text=True,
                           cwd=HERE, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_the_queue_check_runs_python_from_its_own_interpreter_not_from_path(tmp_path):
+    """report.py --check lists the paper queue through run_all.sh, which runs bench.py. With a
+    `python` first on PATH that cannot run anything (as a system python without torch, beside an
+    unactivated venv), the check still lists the queue: the scripts use report.py's interpreter."""
+    for name in ("python", "python3"):
+        (tmp_path / name).write_text("#!/bin/sh\necho 'not this python' >&2; exit 1\n")
+        (tmp_path / name).chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
+    env["PATH"] = f"{tmp_path}{os.pathsep}{env['PATH']}"
+    done = subprocess.run([sys.executable, "-c", "import report; print(report.queue_price_stale())"],
+                          capture_output=True, text=True, cwd=HERE, env=env, timeout=120)
+    assert done.returncode == 0 and "failed" not in done.stdout, done.stdout + done.stderr[-2000:]
+    assert "not this python" not in done.stdout + done.stderr
 
 
 def test_every_record_cited_as_evidence_exists():

@@ -19,7 +19,8 @@ HERE=$(dirname "$0")
 union() {  # union SRC DST: add to DST the lines of SRC that DST lacks, in SRC's order; DST is
   [ -f "$1" ] || return 0  # replaced in one rename, so a copy taken meanwhile sees all or nothing
   touch "$2"
-  { cat "$2"; awk 'NR == FNR {seen[$0] = 1; next} !($0 in seen) {print; seen[$0] = 1}' "$2" "$1"; } >"$2.tmp"
+  # (FILENAME, not NR == FNR: with an empty DST that test would hold for SRC's lines, adding none)
+  { cat "$2"; awk -v dst="$2" 'FILENAME == dst {seen[$0] = 1; next} !($0 in seen) {print; seen[$0] = 1}' "$2" "$1"; } >"$2.tmp"
   mv "$2.tmp" "$2"
 }
 

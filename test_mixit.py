@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -2077,9 +2078,122 @@ def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_pat
     want = ['{"tag": "a"}', '{"tag": "run1"}', '{"tag": "run2"}']
     assert merge(second) == want
     assert merge(first) == want and merge(second) == want  # an older file or a repeat adds nothing
+    (repo / "results" / "paper.jsonl").write_text("")  # a checkout with no records yet takes all
+    assert merge(second) == want
     bad = subprocess.run(["bash", "gpu_call.sh", "--merge", str(tmp_path / "nowhere")], cwd=repo,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no paper.jsonl" in bad.stderr
+
+
+# two runs the size of a `run_all.sh --paper-smoke --list` line (its 2 steps), tiny and on the CPU
+SMOKE_RUN = ("--n_embd 32 --n_head 4 --n_layer 1 --batch_size 8 --device cpu --dtype float32 "
+             "--steps 2 --eval_interval 1 --eval_size 64 --warmup 1")
+SLURM_LIST = [f"t1/copy/standard/s0 --task copy --task_size 4 --variant standard --seed 0 {SMOKE_RUN}",
+              f"t3/add/mixit/s0 --task add --task_size 2 --variant mixit --seed 0 {SMOKE_RUN}"]
+
+
+def slurm_repo(tmp_path, lines=SLURM_LIST):
+    """A copy of what slurm.sh runs, a job list, and the environment of a task outside Slurm."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "slurm.sh"):
+        shutil.copy(os.path.join(HERE, f), repo)
+    (repo / "queue.txt").write_text("".join(line + "\n" for line in lines))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_") and k != "PYTHONUNBUFFERED"}
+    env.update(SCALE="paper-smoke", PYTHON=sys.executable, OMP_NUM_THREADS="1")
+    return repo, env
+
+
+def slurm(repo, env, *args, task=None):
+    env = env if task is None else {**env, "SLURM_ARRAY_TASK_ID": str(task)}
+    return subprocess.run(["bash", "slurm.sh", *args], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_slurm_array_tasks_write_records_of_their_own_and_the_merge_adds_each_once(tmp_path):
+    """Two array tasks, at once: each runs its line of the list as run_one would (its state,
+    --tag, --examples 0 --log_interval 250, its log) and writes its record to a file of its own.
+    The merge adds both to results/paper-smoke.jsonl once, after the lines already there; a second
+    merge adds nothing, and a task started again after its run ended does not train it again."""
+    repo, env = slurm_repo(tmp_path)
+    (repo / "results").mkdir()
+    (repo / "results" / "paper-smoke.jsonl").write_text('{"tag": "earlier"}\n')
+    jobs = [subprocess.Popen(["bash", "slurm.sh", "queue.txt"], cwd=repo, text=True,
+                              env={**env, "SLURM_ARRAY_TASK_ID": str(i)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for i in (1, 2)]
+    for t, line in zip(jobs, SLURM_LIST):
+        out, err = t.communicate(timeout=120)
+        tag = line.split()[0]
+        assert t.returncode == 0 and f"done   {tag}  (final test accuracy" in out, out + err
+        name = tag.replace("/", "_")
+        mine = (repo / "results" / "slurm" / "paper-smoke" / f"{name}.jsonl").read_text().splitlines()
+        config = json.loads(mine[0])["config"]
+        assert len(mine) == 1 and config["tag"] == tag
+        assert config["resume"] == f"results/ckpt/paper-smoke/{name}.pt"  # run_one's state
+        assert (config["examples"], config["log_interval"], config["steps"]) == (0, 250, 2)
+        assert "final test accuracy" in (repo / "results" / "logs" / "paper-smoke" / f"{name}.log").read_text()
+        assert not (repo / config["resume"]).exists()  # the record holds the run now
+    records = repo / "results" / "paper-smoke.jsonl"
+    assert records.read_text() == '{"tag": "earlier"}\n'  # no task wrote the shared file
+    merged = slurm(repo, env, "--merge")
+    assert merged.returncode == 0 and "2 new records" in merged.stdout, merged.stderr
+    lines = records.read_text().splitlines()
+    assert lines[0] == '{"tag": "earlier"}'
+    assert sorted(json.loads(x)["config"]["tag"] for x in lines[1:]) == ["t1/copy/standard/s0", "t3/add/mixit/s0"]
+    again = slurm(repo, env, "--merge", "results/slurm/paper-smoke")
+    assert again.returncode == 0 and "0 new records" in again.stdout
+    assert records.read_text().splitlines() == lines
+    rerun = slurm(repo, env, "queue.txt", task=2)  # Slurm starts a finished task again
+    assert rerun.returncode == 0 and "its record is in" in rerun.stdout, rerun.stderr
+    assert len((repo / "results" / "slurm" / "paper-smoke" / "t3_add_mixit_s0.jsonl").read_text().splitlines()) == 1
+
+
+def test_slurm_near_its_time_limit_saves_the_state_requeues_and_the_next_start_resumes(tmp_path):
+    """USR1 (#SBATCH --signal, before the time limit): the task stops its run, which saves its
+    state, puts itself back in the queue (scontrol requeue, a stand-in here) and says it paused;
+    started again, it resumes from that state and writes the record."""
+    line = SLURM_LIST[0].replace("--steps 2 --eval_interval 1", "--steps 300 --eval_interval 100")
+    repo, env = slurm_repo(tmp_path, [line])
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "scontrol").write_text(f'#!/bin/sh\necho "$@" >>{tmp_path}/scontrol.calls\n')
+    (bin_ / "scontrol").chmod(0o755)
+    job = {**env, "PATH": f"{bin_}:{env['PATH']}", "SLURM_JOB_ID": "77", "SLURM_ARRAY_TASK_ID": "1"}
+    task = subprocess.Popen(["bash", "slurm.sh", "queue.txt"], cwd=repo, env=job, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = repo / "results" / "logs" / "paper-smoke" / "t1_copy_standard_s0.log"
+    for _ in range(600):  # the step-0 evaluation: training has begun, a signal now saves the state
+        if task.poll() is not None or log.exists() and "| test loss" in log.read_text():
+            break
+        time.sleep(0.1)
+    assert task.poll() is None, "the run ended before it could be stopped"
+    task.send_signal(10)  # SIGUSR1
+    out, err = task.communicate(timeout=60)
+    state = repo / "results" / "ckpt" / "paper-smoke" / "t1_copy_standard_s0.pt"
+    assert task.returncode == 143 and "paused t1/copy/standard/s0" in out, out + err
+    assert state.exists() and (tmp_path / "scontrol.calls").read_text() == "requeue 77\n"
+    resumed = slurm(repo, env, "queue.txt", task=1)
+    assert resumed.returncode == 0 and "done   t1/copy/standard/s0" in resumed.stdout, resumed.stderr
+    assert f"resumed from {state.relative_to(repo)}" in log.read_text() and not state.exists()
+    record = json.loads((repo / "results" / "slurm" / "paper-smoke" / "t1_copy_standard_s0.jsonl").read_text())
+    assert record["steps"] == 300
+
+
+def test_slurm_says_in_one_line_what_is_wrong(tmp_path):
+    """No list file, no task id, a task id past the list, a paper-smoke line submitted as paper,
+    a merge of a folder that is not there: one line on stderr, exit 2, nothing run."""
+    repo, env = slurm_repo(tmp_path)
+    paper = {**env, "SCALE": "paper"}
+    for args, task, e, said in [(["nowhere.txt"], 1, env, "no list file 'nowhere.txt'"),
+                                (["queue.txt"], None, env, "SLURM_ARRAY_TASK_ID is not set"),
+                                (["queue.txt"], 3, env, "task 3 is not a line of"),
+                                (["queue.txt"], "x", env, "task x is not a line of"),
+                                (["queue.txt"], 1, paper, "submit it with SCALE=paper-smoke"),
+                                (["--merge", "nowhere"], None, env, "no folder"),
+                                ([], None, env, "usage")]:
+        done = slurm(repo, e, *args, task=task)
+        assert done.returncode == 2 and said in done.stderr and len(done.stderr.splitlines()) == 1, (args, done.stderr)
+    assert not (repo / "results").exists()
 
 
 def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp_path, monkeypatch):

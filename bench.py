@@ -4,6 +4,8 @@ Speed: time training steps of every variant, and the same step in Hugging Face f
     python bench.py                         # every variant, with any of mixit.py's flags
     python bench.py --variant mixit --task add --task_size 10 --n_embd 512
     python bench.py --hf --n_embd 128 --batch_size 256   # an HF Llama step of the same shape
+    python bench.py --profile --task induction --task_size 64 --n_embd 512 --batch_size 256
+                                            # one step taken apart: ops, kernels, GPU-busy time
 
 `python bench.py` times full training steps (data, forward, backward, clipping, AdamW) and
 prints ms/step, samples/s, tokens/s and, on a known GPU, the model FLOP utilization against its
@@ -24,6 +26,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode  # (the op counter of --profile)
 
 import mixit
 import tasks
@@ -44,6 +47,15 @@ def model_flops_per_token(model, T):
     return 6 * n_matmul + 6 * model.cfg.n_layer * T * model.cfg.n_embd
 
 
+def batches(task, cfg, gen, device):
+    """Training batches one by one, drawn as mixit.train draws them (--data_pool at a time)."""
+    n = mixit.data_pool(cfg, device)
+    while True:
+        pool = task.get_batches(n, cfg.batch_size, gen, cfg.resample)  # (n, B, T) each
+        for i in range(n):
+            yield tuple(t[i] for t in pool)
+
+
 def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
     """Time training steps (data, forward, backward, AdamW) after a warm-up, for each variant.
 
@@ -57,18 +69,17 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
           f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up steps, then the median of "
           f"{windows} windows of {per_window} steps, variants taking turns")
 
-    def steps(n, task, model, fwd, optimizer, gen, dtype):
+    def steps(n, model, fwd, optimizer, data, dtype):
         for _ in range(n):
-            batch = task.get_batch(cfg.batch_size, gen)
-            train_step(model, fwd, optimizer, batch, cfg.lr, cfg, dtype)
+            train_step(model, fwd, optimizer, next(data), cfg.lr, cfg, dtype)
 
     runs = []  # per variant: (variant, model, its step arguments, its window times)
     for variant in variants:
         c = dataclasses.replace(cfg, variant=variant)
         task, model, device, dtype, _ = build(c, verbose=False)  # task, device, dtype: all alike
         fwd, sync = mixit.compiled(model, c, device)
-        gen = torch.Generator(device).manual_seed(0)
-        args = (task, model, fwd, make_optimizer(model, c, device), gen, dtype)
+        data = batches(task, c, torch.Generator(device).manual_seed(0), device)
+        args = (model, fwd, make_optimizer(model, c, device), data, dtype)
         steps(warmup, *args)
         runs.append((variant, model, args, []))
     sync()
@@ -99,6 +110,90 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
                                 "windows": windows, "per_window": per_window,
                                 **environment(device, dtype)})
     return rows
+
+
+# -----------------------------------------------------------------------------
+# Where a step's time goes: `python bench.py --profile`
+
+
+class OpCounter(TorchDispatchMode):
+    """Counts the tensor operations (ATen ops, views included) run while it is active: on a GPU
+    each op that is not a view is a kernel launch, so the count is what a launch-bound step
+    pays for, and it can be watched on a CPU."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.n += 1
+        return func(*args, **(kwargs or {}))
+
+
+def data_ops_per_batch(task, cfg, device, n_pool, n_batches=32):
+    """Tensor ops per training batch, averaged over n_batches drawn n_pool at a time."""
+    data = batches(task, dataclasses.replace(cfg, data_pool=n_pool), torch.Generator(device), device)
+    with OpCounter() as ops:
+        for _ in range(n_batches):
+            next(data)
+    return ops.n / n_batches
+
+
+def profile(cfg, steps=30, warmup=10):
+    """The profile of one training step of cfg's shape: ms/step, and what the step is made of.
+
+    Everywhere: the tensor ops of drawing a batch (one at a time and --data_pool at a time) and
+    of a whole eager step (data, forward, backward, clipping, AdamW). On CUDA also, from
+    torch.profiler over `steps` steps: the kernels per step, the GPU-busy time per step against
+    the wall time (busy well under wall: the GPU waits for launches, not for arithmetic) and the
+    kernels that take the most time. Appends one record (tag, --out)."""
+    task, model, device, dtype, _ = build(cfg, verbose=False)
+    n_pool = mixit.data_pool(cfg, device)
+    prof = {"data_pool": n_pool,
+            "data_ops_per_batch": {str(p): data_ops_per_batch(task, cfg, device, p) for p in sorted({1, n_pool, 32})}}
+    optimizer = make_optimizer(model, cfg, device)
+    data = batches(task, cfg, torch.Generator(device).manual_seed(0), device)
+    train_step(model, model, optimizer, next(data), cfg.lr, cfg, dtype)  # AdamW's state exists
+    with OpCounter() as ops:  # eager: a compiled step hides its ops inside its graphs
+        train_step(model, model, optimizer, next(data), cfg.lr, cfg, dtype)
+    prof["eager_ops_per_step"] = ops.n
+    fwd, sync = mixit.compiled(model, cfg, device)
+    for _ in range(warmup):
+        train_step(model, fwd, optimizer, next(data), cfg.lr, cfg, dtype)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        train_step(model, fwd, optimizer, next(data), cfg.lr, cfg, dtype)
+    sync()
+    prof["ms_per_step"] = 1000 * (time.perf_counter() - t0) / steps
+    if device.startswith("cuda"):
+        from torch.profiler import ProfilerActivity
+        with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+            for _ in range(steps):
+                train_step(model, fwd, optimizer, next(data), cfg.lr, cfg, dtype)
+            sync()
+        on_gpu = [e for e in p.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+        us = lambda e: getattr(e, "self_device_time_total", None) or e.self_cuda_time_total  # noqa: E731
+        prof["kernels_per_step"] = sum(e.count for e in on_gpu) / steps
+        prof["gpu_busy_ms_per_step"] = sum(us(e) for e in on_gpu) / 1000 / steps
+        prof["top_kernels"] = [{"name": e.key[:80], "ms_per_step": us(e) / 1000 / steps,
+                                "calls_per_step": e.count / steps}
+                               for e in sorted(on_gpu, key=us, reverse=True)[:8]]
+    print(f"profile: {cfg.variant} on {cfg.task}-{task.size}, width {cfg.n_embd}, {cfg.n_layer} "
+          f"layers, batch {cfg.batch_size} | {device} {str(dtype).replace('torch.', '')}")
+    print(f"  {prof['ms_per_step']:.2f} ms/step ({steps} steps after {warmup})")
+    for p, n in prof["data_ops_per_batch"].items():
+        print(f"  drawing a batch, {p} at a time: {n:.1f} tensor ops per batch")
+    print(f"  a whole eager step: {prof['eager_ops_per_step']} tensor ops")
+    if "kernels_per_step" in prof:
+        print(f"  {prof['kernels_per_step']:.0f} kernels per step; GPU busy "
+              f"{prof['gpu_busy_ms_per_step']:.2f} of {prof['ms_per_step']:.2f} ms")
+        for k in prof["top_kernels"]:
+            print(f"    {k['ms_per_step']:7.3f} ms  x{k['calls_per_step']:<5.0f} {k['name']}")
+    if cfg.out:
+        append_record(cfg.out, {"config": dataclasses.asdict(cfg), "profile": prof,
+                                **environment(device, dtype)})
+    return prof
 
 
 # -----------------------------------------------------------------------------
@@ -339,9 +434,13 @@ def todo(joblist, records, estimates=""):
 
 
 def main(argv):
-    """`python bench.py [mixit flags]`: time every variant (or the one named by --variant)."""
+    """`python bench.py [mixit flags]`: time every variant (or the one named by --variant);
+    `python bench.py --profile [mixit flags]`: profile one variant's step (default Standard)."""
     argv = [a for a in argv if a != "--bench"]  # run_all.sh's job lines mark benchmarks with it
     try:
+        if argv[:1] == ["--profile"]:
+            given = {"variant": "standard", **mixit.parse_args(argv[1:])}
+            return profile(mixit.resolve_config(given))
         given = mixit.parse_args(argv)
         cfg = mixit.resolve_config(given)
         return bench(cfg, (cfg.variant,) if "variant" in given else VARIANTS)

@@ -416,6 +416,17 @@ def stop_reason(cfg, history, task):
     return None
 
 
+def data_pool(cfg, device, world=1):
+    """How many training batches to draw at once (--data_pool; 0 = auto). On a GPU a batch drawn
+    alone costs a few dozen small kernel launches, as much time as a small model's whole step;
+    drawn 32 at a time they cost about one launch a step. On the CPU one at a time keeps the data
+    stream the committed records were made with. Under torchrun each rank draws one at a time
+    (only rank 0 saves the training state, and with it the batches drawn but not yet used)."""
+    if world > 1:
+        return 1
+    return cfg.data_pool or (32 if device.startswith("cuda") else 1)
+
+
 def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     """The training loop. Returns the list of evaluation results (the learning curve).
 
@@ -431,10 +442,8 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
     history, train_time, start, first_bad = [], 0.0, 0, -1  # train_time: the clock stops during evals
     # --data_pool: batches drawn n at a time (tasks.get_batches); `pool` holds them, `used` counts
-    # those handed out. Each rank of torchrun draws one at a time (only rank 0 saves a state)
-    n_pool = cfg.data_pool or (32 if device.startswith("cuda") and world == 1 else 1)
-    n_pool = n_pool if world == 1 else 1
-    record["data_pool"] = n_pool
+    # those handed out
+    n_pool = record["data_pool"] = data_pool(cfg, device, world)
     pool, used = None, 0
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups

@@ -1222,6 +1222,40 @@ def test_bench_times_the_named_variant_and_appends_one_record(tmp_path):
         bench.main(BASE_FLAGS + ["--variant", "fast"])
 
 
+PAPER_SIZES = {"add": 10, "modadd": 599, "memorize": 512, "dyck": 30, "needle": 30, "copy": 20,
+               "induction": 64, "hop": 16, "lm": 256}
+
+
+@pytest.mark.parametrize("name", list(PAPER_SIZES))
+def test_a_batch_drawn_as_a_gpu_draws_it_costs_a_few_tensor_ops(name):
+    """At its paper size, batch 256 and --resample, a task's training batch costs at most 60
+    tensor ops (each a kernel launch on a GPU) when drawn --data_pool at a time, as on a GPU (32,
+    averaged over 32 batches); and one at a time (the CPU's stream) no op count grows with the
+    sequence length: the row hash and the samplers have no loop over positions."""
+    import bench
+    cfg = make_config("--task", name, "--task_size", str(PAPER_SIZES[name]), "--batch_size", "256",
+                      "--resample")
+    task = tasks.make_task(name, PAPER_SIZES[name], n_test=16)
+    assert bench.data_ops_per_batch(task, cfg, "cpu", 32) <= 60
+    alone = bench.data_ops_per_batch(task, cfg, "cpu", 1, n_batches=2)
+    assert alone < 130  # before: add-10 304, induction-64 555, hop-16 1326, dyck-30 1652
+
+
+def test_profile_takes_a_step_apart_and_appends_one_record(tmp_path):
+    """`python bench.py --profile`: ms/step, the tensor ops of a batch drawn one and 32 at a time
+    and of a whole eager step, in one record (on a CPU: no kernel counts)."""
+    import bench
+    out = tmp_path / "profile.jsonl"
+    bench.main(["--profile"] + BASE_FLAGS + ["--task", "copy", "--task_size", "4",
+                                             "--batch_size", "8", "--out", str(out)])
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    prof = record["profile"]
+    assert record["config"]["variant"] == "standard" and prof["ms_per_step"] > 0
+    assert set(prof["data_ops_per_batch"]) == {"1", "32"} and prof["data_pool"] == 1
+    assert prof["data_ops_per_batch"]["32"] < prof["data_ops_per_batch"]["1"] < prof["eager_ops_per_step"]
+    assert "kernels_per_step" not in prof
+
+
 def test_no_file_imports_a_file_that_imports_it():
     """The project's files import one way only (tasks <- runtime <- mixit <- bench, report): a
     reader can read mixit.py without bench.py, and a change to one cannot break another's import.

@@ -6,6 +6,8 @@ Speed: time training steps of every variant, and the same step in Hugging Face f
     python bench.py --hf --n_embd 128 --batch_size 256   # an HF Llama step of the same shape
     python bench.py --profile --task induction --task_size 64 --n_embd 512 --batch_size 256
                                             # one step taken apart: ops, kernels, GPU-busy time
+    python bench.py --pack 1,4,8,16 --task induction --task_size 64 --n_embd 512
+                                            # P runs at once on one GPU: samples/s in all
 
 `python bench.py` times full training steps (data, forward, backward, clipping, AdamW) and
 prints ms/step, samples/s, tokens/s and, on a known GPU, the model FLOP utilization against its
@@ -21,8 +23,10 @@ import dataclasses
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
@@ -197,10 +201,71 @@ def profile(cfg, steps=30, warmup=10):
 
 
 # -----------------------------------------------------------------------------
+# Packing several runs on one GPU: `python bench.py --pack 1,4,8,16 [flags]`
+
+PACK_RECORDS = "results/gpu.jsonl"  # where bench_gpu.sh writes the packing records
+DEFAULT_PER_GPU = 8  # before any packing record: 8 runs at once gave 3.0x on an H200 (FINDINGS)
+
+
+def pack(argv, counts):
+    """For each P in counts, P copies of `python bench.py ARGV` (one variant, seeds 0..P-1) at once
+    on this machine's GPU, then their samples per second summed: what P runs at once get done.
+    Each copy times its median window while the others run (they start together, and each
+    warms up and compiles before it times). One record per P, tagged gpu/pack-P<P> by default."""
+    given = {"variant": "standard", **mixit.parse_args(argv)}
+    out, tag = given.pop("out", PACK_RECORDS), given.pop("tag", "gpu/pack")
+    rows = []
+    for P in counts:
+        files = [f"{out}.pack{P}-{i}.tmp" for i in range(P)]
+        procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--variant", "standard",
+                                   *argv, "--seed", str(i), "--out", f, "--tag", f"{tag}-P{P}-run"],
+                                  stdout=subprocess.DEVNULL) for i, f in enumerate(files)]
+        if any(p.wait() for p in procs):
+            raise tasks.UsageError(f"--pack: a copy of the benchmark failed at P = {P}")
+        runs = [json.loads(open(f).readline()) for f in files]
+        for f in files:
+            os.remove(f)
+        total = sum(r["bench"][0]["samples_per_s"] for r in runs)
+        rows.append({"P": P, "samples_per_s": total,
+                     "ms_per_step": [round(r["bench"][0]["ms_per_step"], 2) for r in runs]})
+        print(f"P = {P:2d} at once: {total:9.0f} samples/s in all "
+              f"({total / rows[0]['samples_per_s']:.1f}x P = {rows[0]['P']})")
+        append_record(out, {"config": {**dataclasses.asdict(mixit.resolve_config(given)), "tag": f"{tag}-P{P}"},
+                            "pack": rows[-1], **environment(runs[0]["device"], runs[0]["dtype"])})
+    return rows
+
+
+def best_per_gpu(path=PACK_RECORDS):
+    """PER_GPU's default: the P whose latest --pack record got the most samples per second on
+    the GPU that ran the latest of them; DEFAULT_PER_GPU where none has run."""
+    packs = [r for r in read_jsonl(path) if "pack" in r and "P" in r["pack"]]
+    if not packs:
+        return DEFAULT_PER_GPU
+    gpu = packs[-1]["device_name"]
+    latest = {r["pack"]["P"]: r["pack"]["samples_per_s"] for r in packs if r["device_name"] == gpu}
+    return max(latest, key=latest.get)
+
+
+def read_jsonl(path):
+    """The records of a results file ([] if there is none), skipping lines that do not parse."""
+    out = []
+    if path and os.path.isfile(path):
+        for line in open(path):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+# -----------------------------------------------------------------------------
 # The Hugging Face step: `python bench.py --hf`
 
 
 def bench_hf(argv):
+    """`python bench.py --hf`: the reference's model, an HF LlamaForCausalLM of our shape, trained
+    on the same batches with AdamW and clipping (the core of the HF Trainer's step), timed like
+    ours; one record whose row sits beside Standard's in the efficiency table."""
     parser = argparse.ArgumentParser(description="time an HF LlamaForCausalLM training step")
     parser.add_argument("--task", default="add", help="task whose batches are used (tasks.py)")
     parser.add_argument("--task_size", type=int, default=10, help="task size (add: digits)")
@@ -208,41 +273,63 @@ def bench_hf(argv):
     parser.add_argument("--n_layer", type=int, default=2, help="number of blocks")
     parser.add_argument("--n_head", type=int, default=4, help="attention heads")
     parser.add_argument("--batch_size", type=int, default=256, help="sequences per step")
+    parser.add_argument("--resample", action="store_true", help="draw batches as --resample does")
     parser.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"],
                         help="HF attention implementation (sdpa: torch's fused kernel)")
+    parser.add_argument("--device", default="auto", help="cuda, mps or cpu; auto picks the first")
+    parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                        help="bfloat16: autocast, as our runs; auto = bf16 on CUDA, else fp32")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
     parser.add_argument("--iters", type=int, default=20, help="timed steps")
+    parser.add_argument("--out", default="", help="append one record here ('' = don't)")
+    parser.add_argument("--tag", default="", help="the record's tag (e.g. gpu/hf-w512)")
     args = parser.parse_args(argv)
 
     try:
         from transformers import LlamaConfig, LlamaForCausalLM
     except ImportError:
         raise SystemExit('error: bench.py --hf needs transformers: pip install "transformers>=4.50,<5"')
-
-    task = tasks.make_task(args.task, args.task_size, "cpu", data_seed=0, n_test=10)
+    try:
+        device = pick_device(args.device)
+        task = tasks.make_task(args.task, args.task_size, device, data_seed=0, n_test=10)
+    except tasks.UsageError as e:
+        raise SystemExit(f"error: {e}")
+    bf16 = args.dtype == "bfloat16" or (args.dtype == "auto" and device.startswith("cuda"))
+    dtype = torch.bfloat16 if bf16 else torch.float32
     config = LlamaConfig(vocab_size=task.vocab_size, hidden_size=args.n_embd,
                          intermediate_size=4 * args.n_embd, num_hidden_layers=args.n_layer,
                          num_attention_heads=args.n_head, num_key_value_heads=args.n_head,
                          max_position_embeddings=task.block_size, attn_implementation=args.attn)
-    model = LlamaForCausalLM(config).train()
+    model = LlamaForCausalLM(config).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    gen = torch.Generator().manual_seed(0)
+    data = batches(task, SimpleNamespace(data_pool=0, batch_size=args.batch_size,
+                                         resample=args.resample), torch.Generator(device), device)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     print(f"HF LlamaForCausalLM ({args.attn}), {sum(p.numel() for p in model.parameters()):,} "
           f"parameters, task {args.task} (T={task.block_size}), batch {args.batch_size}, "
-          f"{torch.get_num_threads()} threads")
+          f"{device} {str(dtype).replace('torch.', '')}, {torch.get_num_threads()} threads")
     for i in range(args.warmup + args.iters):
         if i == args.warmup:
+            sync()
             t0 = time.time()
-        x, y, mask = task.get_batch(args.batch_size, gen)
-        logits = model(input_ids=x).logits                      # (B, T, vocab)
-        loss = F.cross_entropy(logits[mask], y[mask])           # the answer positions only
+        x, y, mask = next(data)
+        with torch.autocast(x.device.type, dtype=dtype, enabled=bf16):
+            logits = model(input_ids=x).logits                  # (B, T, vocab)
+        loss = F.cross_entropy(logits.float()[mask], y[mask])   # the answer positions only
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+    sync()
     dt = (time.time() - t0) / args.iters
-    print(f"{1000 * dt:.1f} ms/step | {args.batch_size / dt:.0f} samples/s | "
-          f"{args.batch_size * task.block_size / dt:.0f} tokens/s")
+    row = {"variant": "standard", "model": f"hf-llama-{args.attn}", "ms_per_step": 1000 * dt,
+           "samples_per_s": args.batch_size / dt, "tokens_per_s": args.batch_size * task.block_size / dt}
+    print(f"{row['ms_per_step']:.1f} ms/step | {row['samples_per_s']:.0f} samples/s | "
+          f"{row['tokens_per_s']:.0f} tokens/s")
+    if args.out:  # a bench record (Standard's column): the efficiency table reads it by its tag
+        append_record(args.out, {"config": {**vars(args), "hf": True}, "bench": [row],
+                                 **environment(device, dtype)})
+    return row
 
 
 # -----------------------------------------------------------------------------
@@ -451,9 +538,20 @@ def main(argv):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--hf"]:
         bench_hf(sys.argv[2:])
+    elif sys.argv[1:2] == ["--pack"]:  # bench.py --pack 1,4,8,16 [mixit flags]
+        try:
+            counts = [int(p) for p in sys.argv[2].split(",")]
+            assert counts and min(counts) >= 1
+            pack(sys.argv[3:], counts)
+        except (IndexError, ValueError, AssertionError):
+            sys.exit("error: bench.py --pack P,P,... [mixit flags]: P are runs at once, e.g. 1,4,8,16")
+        except tasks.UsageError as e:
+            sys.exit(f"error: {e}")
+    elif sys.argv[1:2] == ["--per-gpu"]:  # run_all.sh: PER_GPU's default, from --pack's records
+        print(best_per_gpu())
     elif sys.argv[1:2] == ["--plan"]:
         try:
-            plan(sys.argv[2], int(os.environ.get("PER_GPU", 8)), *sys.argv[3:5])
+            plan(sys.argv[2], int(os.environ.get("PER_GPU") or best_per_gpu()), *sys.argv[3:5])
         except (tasks.UsageError, IndexError, OSError) as e:
             sys.exit(f"error: bench.py --plan JOBLIST [RECORDS [PRICE_OUT]]: {e}")
     elif sys.argv[1:2] == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]

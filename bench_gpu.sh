@@ -4,8 +4,13 @@
 #   2. width 128: torch.compile + bf16 against eager fp32, and each half alone
 #   3. CUDA graphs (--cuda_graphs: torch.compile mode="reduce-overhead") at widths 128 and 512
 #   4. PER_GPU packing: quick-size runs P at a time on one GPU, compiled and eager
+#   5. Table 1's induction shape (induction-64, width 512, batch 256, --resample): the profile
+#      (bench.py --profile, with and without CUDA graphs), our step and the HF Llama step on the
+#      same batches, today's code beside the code of BEFORE=folder (a copy of an earlier commit,
+#      e.g. git archive 1373a91 | tar x -C results/ckpt/before), and bench.py --pack 1,4,8,16
+#   6. one paper cell (t1/induction/standard/s0's recipe) with and without --cuda_graphs, same seed
 # Records go to $OUT (default results/): paper.jsonl (Table 7) and gpu.jsonl (the rest).
-# PARTS="1 2 4" (env) runs only those parts (default: all four); PACK="1 8" packs only 1 and 8.
+# PARTS="1 2 4" (env) runs only those parts (default: 1-4); PACK="1 8" packs only 1 and 8.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 O=${OUT:-results}
@@ -15,6 +20,7 @@ ADD="--task add --task_size 10 --n_layer 2 --n_head 4"
 A512="$ADD --n_embd 512 --batch_size 1000"
 A128="$ADD --n_embd 128 --batch_size 256"
 part() { [[ " ${PARTS:-1 2 3 4} " == *" $1 "* ]]; }
+S64="--task induction --task_size 64 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 256"
 
 if part 1; then
 echo "=== 1. width 512, batch 1000, compile + bf16"
@@ -56,4 +62,23 @@ for mode in compile eager; do
   done
 done
 rm -f $O/pack_*.log
+fi
+if part 5; then
+echo "=== 5. induction-64, width 512, batch 256: profile, ours vs HF Llama vs BEFORE, packing"
+$PY bench.py --profile $S64 --resample --tag gpu/profile-induction64-w512 --out $O/gpu.jsonl
+$PY bench.py --profile $S64 --resample --cuda_graphs --tag gpu/profile-induction64-w512-cudagraphs --out $O/gpu.jsonl
+$PY bench.py --variant standard $S64 --resample --tag gpu/ours-induction64-w512 --out $O/gpu.jsonl
+$PY bench.py --hf $S64 --resample --tag gpu/hf-induction64-w512 --out $O/gpu.jsonl
+if [ -n "${BEFORE:-}" ]; then  # the earlier code's step, same shape, same machine (no --resample
+  (cd "$BEFORE" && $PY bench.py --variant standard $S64 --tag gpu/before-induction64-w512 --out "$(realpath -m $O)/gpu.jsonl")
+fi                              # in its bench.py: it timed get_batch without it)
+$PY bench.py --pack "$(echo ${PACK:-1 4 8 16} | tr ' ' ,)" $S64 --resample --tag gpu/pack-induction64-w512 --out $O/gpu.jsonl
+fi
+if part 6; then
+echo "=== 6. a paper cell with and without CUDA graphs: same seed, curves side by side"
+CELL="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 3e-4 --warmup 300 --eval_interval 500
+      --resample --batch_size 256 --steps 12000 --stop_acc 0.999 --task induction --task_size 64
+      --variant standard --seed 0 --examples 0 --log_interval 500"
+$PY mixit.py $CELL --tag gpu/cell-induction64-standard --out $O/gpu.jsonl
+$PY mixit.py $CELL --cuda_graphs --tag gpu/cell-induction64-standard-cudagraphs --out $O/gpu.jsonl
 fi

@@ -1167,7 +1167,11 @@ GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/
             ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", MS),
             ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", MS),
             ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", MS),
-            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", MS)]
+            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", MS),
+            # the reference's model (HF Llama, sdpa, bf16 autocast) at Table 1's induction shape
+            # and ours beside it: bench.py --hf and bench.py --profile (bench_gpu.sh, part 5)
+            ("gpu", "gpu/hf-induction64-w512", "HF Llama, induction-64, width 512, batch 256: ms/step", MS),
+            ("gpu", "gpu/ours-induction64-w512", "ours, the same shape and batches: ms/step", MS)]
 # (row label, tags in results/extra.jsonl): the AVX2-only CPU in fp32, the AVX-512 bf16 CPU in
 # fp32 and in bf16 autocast
 CPU_ROWS = [("width 128, AVX2 CPU, fp32", "x/t7-bench-sweep-2026-11-21"),

@@ -83,9 +83,10 @@ LOGS=results/logs/$NAME  # one folder per results file: they share their tags
 mkdir -p "$LOGS" results/ckpt/$NAME plots
 touch "$OUT"
 
-# runs go round-robin over the GPUS GPUs; PER_GPU=2 (env) puts two small runs on each GPU at once
+# runs go round-robin over the GPUS GPUs; PER_GPU=2 (env) puts two small runs on each GPU at once;
+# by default as many as did the most work at once in `bench.py --pack` (8 before it has run)
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  GPUS=$(nvidia-smi -L | wc -l); JOBS=$((GPUS * ${PER_GPU:-1})); THREADS=4
+  GPUS=$(nvidia-smi -L | wc -l); JOBS=$((GPUS * ${PER_GPU:-$($PYTHON bench.py --per-gpu)})); THREADS=4
 else
   GPUS=1; JOBS=$($PYTHON -c "import os; print(max(1, os.cpu_count()))"); THREADS=1
 fi
@@ -357,7 +358,7 @@ fi
 if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes where it ran
   # the paper-scale queue's price goes to results/queue-paper.jsonl, where the README reads it
   PRICE=""; [ $SCALE = paper ] && [ -z "${YELP:-}" ] && PRICE=results/queue-paper.jsonl
-  PER_GPU=${PER_GPU:-8} $PYTHON bench.py --plan "$JOBLIST" "$OUT" $PRICE
+  $PYTHON bench.py --plan "$JOBLIST" "$OUT" $PRICE  # PER_GPU (env), else bench.py --per-gpu's
   exit 0
 fi
 # what is left to run, claims first; with --minutes also each run's estimated minutes

@@ -1256,6 +1256,22 @@ def test_profile_takes_a_step_apart_and_appends_one_record(tmp_path):
     assert "kernels_per_step" not in prof
 
 
+def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_path):
+    """bench.py --pack 1,2: one and then two copies of the benchmark at once, one record per P
+    with their samples/s summed; PER_GPU's default (bench.py --per-gpu) is the P that got the
+    most, DEFAULT_PER_GPU before any such record."""
+    import bench
+    out = tmp_path / "gpu.jsonl"
+    assert bench.best_per_gpu(str(out)) == bench.DEFAULT_PER_GPU
+    rows = bench.pack(BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--batch_size", "8",
+                                    "--out", str(out)], [1, 2])
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["config"]["tag"] for r in records] == ["gpu/pack-P1", "gpu/pack-P2"]
+    assert [len(r["ms_per_step"]) for r in rows] == [1, 2] and records[0]["config"]["variant"] == "standard"
+    best = max(rows, key=lambda r: r["samples_per_s"])["P"]
+    assert bench.best_per_gpu(str(out)) == best and not list(tmp_path.glob("*.tmp"))
+
+
 def test_no_file_imports_a_file_that_imports_it():
     """The project's files import one way only (tasks <- runtime <- mixit <- bench, report): a
     reader can read mixit.py without bench.py, and a change to one cannot break another's import.

@@ -42,6 +42,8 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
          # Frozen-QK whose frozen W_Q, W_K start N(0, 0.02^2) as in the reference code, instead
          # of the paper's N(0, 1/d)
          "frozen_qk_ref": "Frozen-QK, reference init 0.02",
+         # Random at the same init: its frozen attention starts (and stays) near uniform (claim 6)
+         "random_ref": "Random, reference init 0.02",
          # a variant in the other's block (Table 9, and the capacity rows of Table 11). MixiT
          # cannot take RoPE, which rotates queries and keys: in Standard's block it keeps its
          # learned positions, so that swap is the MLP and the residuals only
@@ -298,7 +300,8 @@ def speedups(bench, variant):
 
 
 # Table 6b's rows (`run_all.sh --claims`): each a setting, with its cell at each depth
-DEPTH_ROWS = {"random-w256": "Random", "mixit-w256": "MixiT", "mixit-heads64": "MixiT"}
+DEPTH_ROWS = {"random-w256": "Random", "random_ref-w256": NAMES["random_ref"], "mixit-w256": "MixiT",
+              "mixit-heads64": "MixiT"}
 
 
 def add_setting(cfg):
@@ -319,16 +322,18 @@ def depth_rows(cells):
     return rows
 
 
-def depth_pairs(cells):
+def depth_pairs(cells, init=""):
     """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
     (Random's depths), (MixiT's depths), where). Table 6b's (Random adds at 2 layers there) where
-    it has two depths, else Table 6's; None where neither has two depths of both variants."""
+    it has two depths, else Table 6's; None where neither has two depths of both variants.
+    init "_ref": Random's row at the reference's init (Table 6: at the reference's lr, 1e-2)."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
-    ran, mix = rows.get("random-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
+    ran, mix = rows.get(f"random{init}-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
     where = "Table 6b"
     if not (ran and mix):
-        depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
-        ran = {d: f"t6/add/random-L{d}" for d in depths[:1] + depths[-1:]}
+        row = "random_ref-lr1e-2" if init else "random"
+        depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith(f"t6/add/{row}-L")})
+        ran = {d: f"t6/add/{row}-L{d}" for d in depths[:1] + depths[-1:]}
         mix = {d: f"t6/add/mixit-L{d}" for d in ran}
         where = "Table 6"
         if len(depths) < 2 or not all(cells.get(c) for c in [*ran.values(), *mix.values()]):
@@ -445,8 +450,8 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
             "Tables 5, 11" if longer else "Table 5", [few, many, long])
 
 
-def depth_collapse(A):  # (6): read where both add at 2 layers (Table 6b, where it was run):
-    pairs = depth_pairs(A.cells)  # Table 6's width-64 Random never adds, so it has nothing to lose
+def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6b, where run):
+    pairs = depth_pairs(A.cells, init)  # Table 6's width-64 Random never adds: nothing to lose
     if pairs is None:
         return "not run yet", None, False, "Table 6", []
     (r0, r1), (m0, m1), dr, dm, where = pairs
@@ -473,6 +478,10 @@ def depth_collapse(A):  # (6): read where both add at 2 layers (Table 6b, where 
             f"→ {seeds(m1)}; Random covariance {A.text(r0, 'token_cov', 1, 3)} → "
             f"{A.text(r1, 'token_cov', 1, 3)}")
     return ours, all(holds), any(holds), where, acc
+
+
+def depth_collapse_ref(A):  # (6′): the same rule, Random's W_Q, W_K at the reference's 0.02
+    return depth_collapse(A, "_ref")
 
 
 def faster_per_sample(A):  # (7)
@@ -512,6 +521,8 @@ CLAIMS = [
     ("6. with depth, Random collapses on add, MixiT holds", "Random ≈ 23% at 8–16 layers",
      "Random falls at least halfway to the floor, MixiT does not drop (beyond the spread); "
      "Random's covariance grows", depth_collapse),
+    ("6′. the same, Random's frozen Q, K at the reference's init (0.02)", "(the paper's init)",
+     "as claim 6", depth_collapse_ref),
     ("7. Frozen-QK and MixiT train faster per sample", "+23.9% / +32.0%",
      "both > 5% faster, beyond the spread", faster_per_sample),
     ("8. LM: Frozen-QK near Standard, MixiT behind", "gaps +0.29 / +0.95 nats/token",
@@ -553,7 +564,8 @@ def summary(cells):
         by[r[3]].append(r[0].split(".")[0])
     parts = [f"{len(by[v])} {v} ({', '.join(by[v])})" for v in
              ("reproduced", "partly", "not reproduced", "unsettled", "queued", "–") if v in by]
-    return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's {len(rows)} "
+    claims = len({r[0].split(".")[0].rstrip("′") for r in rows})  # 6′ is claim 6 read again
+    return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's {claims} "
             f"claims, {'; '.join(parts)}. The claims table is under "
             "[What reproduced](#what-reproduced).")
 
@@ -717,7 +729,11 @@ def render(cells, scale):
                    "6's width-64 Random never adds; MixiT in the same setting with 64 heads "
                    "(at a lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with "
                    "64 heads at Table 5's setting (its 2-layer runs are Table 5's). Test accuracy "
-                   "(%) and the token covariance at the last block; '–': not run.")
+                   "(%) and the token covariance at the last block; '–': not run."
+                   + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn "
+                      "from N(0, 0.02²) as the reference's depth script draws them, not N(0, 1/d): "
+                      "its attention starts near uniform, and nothing it trains can sharpen it."
+                      if "random_ref-w256" in rows6 else ""))
         rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
                  f"{first[row]['config']['lr']:g}, {first[row]['steps']} steps)", at)
                 for row, at in rows6.items()]
@@ -1032,6 +1048,10 @@ def plot_seeds(cells):
     plt.close(fig)
 
 
+INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT",
+              "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
+
+
 def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=64):
     """The paper's signal-propagation result needs no training: at initialization, how alike are
     the token representations at the last block, as depth grows? Softmax attention at init
@@ -1045,13 +1065,17 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
         return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
     if draw or not os.path.exists(saved):
         curves = {}
-        for v in ("standard", "mixit"):  # every softmax variant shares Standard's init
+        # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at the reference's
+        # 0.02 instead of 1/sqrt(d), the init of every Random in the reference's depth script
+        for v in ("standard", "mixit", "standard_ref"):
             curves[v] = []
             for L in depths:
                 covs = []
                 for seed in range(seeds):
-                    cfg = mixit.resolve_config({"task": "add", "task_size": 4, "variant": v,
-                                                "n_layer": L, "n_embd": width, "n_head": 4,
+                    cfg = mixit.resolve_config({"task": "add", "task_size": 4, "n_layer": L,
+                                                "variant": v.removesuffix("_ref"),
+                                                "qk_init_std": 0.02 if v.endswith("_ref") else 0,
+                                                "n_embd": width, "n_head": 4,
                                                 "seed": seed, "device": "cpu", "out": "",
                                                 "eval_size": 256})
                     task, model, _, _, _ = mixit.build(cfg, verbose=False)
@@ -1067,17 +1091,18 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
         plt.figure(figsize=(5, 3.5))
         for v, means in curves.items():
             plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
-                         capsize=2, label=NAMES[v])
+                         capsize=2, label=INIT_NAMES[v])
         plt.xscale("log", base=2)
         finish_plot("n_layer", "token covariance at the last block",
                     f"at initialization, width {width} ({seeds} seeds)", "covariance_at_init.png")
     return (f"**Token covariance at initialization** (no training; add-4 test sequences, width "
             f"{width}, 4 heads, mean ± std over {seeds} seeds; `plots/covariance_at_init.png`). "
             "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
-            "share its init exactly (they differ only in what trains).\n\n"
+            "share its init exactly (they differ only in what trains)"
+            + ("; its W_Q, W_K at the reference's 0.02 instead of 1/√d stand for the reference's "
+               "Random, and for ours at that init" if "standard_ref" in curves else "") + ".\n\n"
             + table(["variant"] + [f"L={d}" for d in depths],
-                    [[NAMES[v] + (" (= every softmax variant)" if v == "standard" else "")] + row
-                     for v, row in zip(curves, shown(curves))]))
+                    [[INIT_NAMES[v]] + row for v, row in zip(curves, shown(curves))]))
 
 
 @torch.no_grad()

@@ -118,6 +118,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
   HEADS="1 4 16 64"; HEAD_RUN="--steps 4000"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
   DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
+  REF_DEPTHS=""  # Random at the reference's init: claim 6's width-256 cells (--claims, c6)
   RETRIEVE=$SPARSE; NEEDLE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
   # Yelp: 128 bytes of each review; 2000 of the 38000 test reviews (±1 point at 90%)
@@ -165,6 +166,8 @@ else
   HEADS="4 32 64 256"; HEAD_RUN="--steps 20000 --lr 3e-4"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
   # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps and lr; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"
+  # and Random at the reference's Q/K init (0.02), at its lr 1e-2, where the paper's collapses (issue 37)
+  REF_DEPTHS="2 8 16"
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000"
   # Yelp: the reference's Standard recipe (4 layers, width 512, 8 heads, 10k steps, batch 256,
   # lr 8e-4, context 256), the whole test set
@@ -198,6 +201,9 @@ for seed in $SEEDS; do
       row=random; [[ " $BASE " == *" --lr $lr "* ]] || row=random-lr$lr
       [ "$L" = 2 ] && [ $row = random ] || cell "t6/add/$row-L$L/s$seed" $BASE $DENSE --lr $lr --task add --task_size ${SIZE[add]} --variant random --n_layer $L --seed $seed
     done
+    if [[ " $REF_DEPTHS " == *" $L "* ]]; then
+      cell "t6/add/random_ref-lr1e-2-L$L/s$seed" $BASE $DENSE --lr 1e-2 --task add --task_size ${SIZE[add]} $(variant_args random_ref) --n_layer $L --seed $seed
+    fi
   done
   for v in $T1_VARIANTS; do
     for t in needle induction copy hop; do        # Table 1: retrieval

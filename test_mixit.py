@@ -1574,7 +1574,6 @@ def test_stdlib_corpus_is_pythons_own_sources_in_a_fixed_order():
     assert tasks.load_text("stdlib") == text
 
 
-
 def test_qk_init_std_changes_only_the_query_and_key_weights():
     """--qk_init_std redraws W_Q, W_K at that scale; every other weight is bit-identical to the
     default model of the same seed (the knob must not shift the random stream of the rest)."""
@@ -2512,3 +2511,372 @@ def test_table_2_shows_where_an_overfitting_model_had_its_lowest_loss():
     run = lambda *losses: {"history": [{"step": 100 * i, "loss": x} for i, x in enumerate(losses)]}  # noqa: E731
     assert report.lowest_loss([run(5.0, 1.2, 2.0), run(5.0, 1.5, 1.4)]) == "1.300 ± 0.141 (n=2) (100, 200)"
     assert report.lowest_loss([]) == "–"
+
+
+# -----------------------------------------------------------------------------
+# Homework: the parts that homework.py blanks, each graded by tests that need no other part
+#
+# A grading test of one part must not fail when a student has blanked another part, so the
+# tests below build their modules directly (no mixit.build(), which calls freeze() and draws a
+# task) and stand in for any other part they would call with a fixed stand-in of their own.
+
+
+def rope_tables(T, head_dim, base=10000.0):
+    """RoPE's cos and sin tables (T, head_dim/2), written out here so that the tests of
+    apply_rotary do not rest on mixit.rotary_tables."""
+    inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim)
+    angles = torch.outer(torch.arange(T).float(), inv_freq)
+    return angles.cos(), angles.sin()
+
+
+def test_rotary_preserves_norms():
+    """A rotation keeps every query's and key's length (at every position, in every head), and
+    at position 0 (angle 0) it changes nothing; at later positions it does change the vector."""
+    x = torch.randn(2, 3, 10, 16, generator=torch.Generator().manual_seed(0))
+    cos, sin = rope_tables(10, 16)
+    r = mixit.apply_rotary(x, cos, sin)
+    assert r.shape == x.shape
+    assert torch.allclose(r.norm(dim=-1), x.norm(dim=-1), atol=1e-5)
+    assert torch.allclose(r[:, :, 0], x[:, :, 0], atol=1e-6)
+    assert not torch.allclose(r[:, :, 1:], x[:, :, 1:], atol=1e-3)
+
+
+def test_rotary_dot_product_depends_only_on_relative_position():
+    """RoPE's point: the same query q at position i and key k at position j score
+    rot(q, i) . rot(k, j), a function of i - j alone. Pairs at equal distance score alike;
+    pairs at other distances score differently (so the rotation is not the identity)."""
+    gen = torch.Generator().manual_seed(1)
+    T, hd = 12, 16
+    q, k = torch.randn(hd, generator=gen), torch.randn(hd, generator=gen)
+    cos, sin = rope_tables(T, hd)
+    rq = mixit.apply_rotary(q.expand(1, 1, T, hd), cos, sin)[0, 0]  # q at every position
+    rk = mixit.apply_rotary(k.expand(1, 1, T, hd), cos, sin)[0, 0]
+    scores = rq @ rk.T  # (T, T): query at position i, key at position j
+    for offset in range(T):
+        diagonal = torch.diagonal(scores, -offset)  # every (i, i - offset)
+        assert torch.allclose(diagonal, diagonal[0].expand_as(diagonal), atol=1e-4), offset
+    assert not torch.allclose(scores[0, 0], scores[3, 0], atol=1e-3)
+
+
+def test_rotary_turns_by_the_tables_angles_so_turns_add_up():
+    """apply_rotary reads the angle from the tables: angle 0 (cos 1, sin 0) is the identity, an
+    angle of pi negates every channel, and turning by a twice equals turning by 2a. (Which
+    channels form a pair is the implementation's choice; none of this depends on it.)"""
+    x = torch.randn(2, 2, 5, 8, generator=torch.Generator().manual_seed(2))
+    a = torch.rand(5, 4, generator=torch.Generator().manual_seed(3)) * 3  # any angles (T, hd/2)
+    ones, zeros = torch.ones(5, 4), torch.zeros(5, 4)
+    assert torch.allclose(mixit.apply_rotary(x, ones, zeros), x)
+    assert torch.allclose(mixit.apply_rotary(x, -ones, zeros), -x)
+    twice = mixit.apply_rotary(mixit.apply_rotary(x, a.cos(), a.sin()), a.cos(), a.sin())
+    assert torch.allclose(twice, mixit.apply_rotary(x, (2 * a).cos(), (2 * a).sin()), atol=1e-5)
+
+
+def attention_config(variant, *flags):
+    """The config of one attention layer: width 32, 4 heads, at most 8 positions."""
+    return make_config("--variant", variant, "--task", "hop", "--block_size", "8", *flags)
+
+
+def by_heads(t, n_head=4):
+    """(B, T, C) -> (B, H, T, C/H)"""
+    B, T, C = t.shape
+    return t.view(B, T, n_head, C // n_head).transpose(1, 2)
+
+
+def merge_heads(t):
+    """(B, H, T, hd) -> (B, T, H * hd)"""
+    B, H, T, hd = t.shape
+    return t.transpose(1, 2).reshape(B, T, H * hd)
+
+
+def softmax_attention(attn, x, causal=True, rotate=None, keep=None):
+    """CausalSelfAttention's output and map, computed here step by step: project, (rotate q and
+    k), score q.k / sqrt(d_head), hide later keys (causal) and pads (keep), softmax, mix the
+    values, merge the heads, project out."""
+    T = x.size(1)
+    q, k, v = (by_heads(p(x)) for p in (attn.q_proj, attn.k_proj, attn.v_proj))
+    if rotate:
+        q, k = rotate(q, attn.cos[:T], attn.sin[:T]), rotate(k, attn.cos[:T], attn.sin[:T])
+    scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5  # (B, H, T, T)
+    seen = torch.ones(T, T, dtype=torch.bool).tril() if causal else torch.ones(T, T, dtype=torch.bool)
+    if keep is not None:  # a real query sees no pad; a pad sees itself (a row needs a key)
+        seen = seen & (keep[:, None, None, :] | torch.eye(T, dtype=torch.bool))
+    att = scores.masked_fill(~seen, float("-inf")).softmax(-1)
+    return attn.o_proj(merge_heads(att @ v)), att
+
+
+def pair_rotation(x, cos, sin):
+    """A RoPE of the test's own (channels 2i and 2i+1 turned as the complex number
+    x[2i] + i x[2i+1]), put in place of mixit.apply_rotary so that the attention's tests
+    do not rest on the student's rotation."""
+    z = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(z * torch.complex(cos, sin)).flatten(-2).to(x.dtype)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_causal_self_attention_is_softmax_of_q_k_over_sqrt_d_times_v(causal):
+    """Without RoPE (--positions learned), the layer is softmax(Q K^T / sqrt(d_head)) V per
+    head, causal or bidirectional, then o_proj; it returns no map unless asked, and the map it
+    returns (return_att, for the figures) is the one it used, with the same output."""
+    attn = mixit.CausalSelfAttention(attention_config(
+        "standard", "--positions", "learned", "--causal", str(causal).lower()))
+    x = torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(0))
+    expected, expected_att = softmax_attention(attn, x, causal)
+    with torch.no_grad():
+        y, att = attn(x)
+        assert att is None and torch.allclose(y, expected, atol=1e-5)
+        y, att = attn(x, return_att=True)
+    assert torch.allclose(y, expected, atol=1e-5) and torch.allclose(att, expected_att, atol=1e-6)
+
+
+def test_causal_self_attention_rotates_queries_and_keys_but_not_values(monkeypatch):
+    """With RoPE, q and k (not v) are turned by apply_rotary with the layer's own cos and sin
+    tables, cut to the input's length. apply_rotary is replaced by the test's own rotation."""
+    monkeypatch.setattr(mixit, "apply_rotary", pair_rotation)
+    attn = mixit.CausalSelfAttention(attention_config("standard"))
+    assert attn.rope
+    x = torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(1))
+    for T in (8, 5):  # the full length and a shorter input
+        expected, _ = softmax_attention(attn, x[:, :T], rotate=pair_rotation)
+        with torch.no_grad():
+            assert torch.allclose(attn(x[:, :T])[0], expected, atol=1e-5), T
+
+
+def test_causal_self_attention_hides_pads_from_real_tokens():
+    """keep marks the real tokens: no real token attends to a pad (its map puts 0 there, each
+    row still sums to 1), so changing a pad's input changes no real token's output; the fast
+    path and the return_att path agree."""
+    attn = mixit.CausalSelfAttention(attention_config(
+        "standard", "--positions", "learned", "--causal", "false"))
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(2, 8, 32, generator=gen)
+    keep = torch.ones(2, 8, dtype=torch.bool)
+    keep[0, 5:] = False  # row 0 ends in three pads
+    keep[1, 2] = False  # row 1 has a pad inside
+    expected, expected_att = softmax_attention(attn, x, causal=False, keep=keep)
+    with torch.no_grad():
+        fast, _ = attn(x, keep=keep)
+        y, att = attn(x, return_att=True, keep=keep)
+        moved = x.clone()
+        moved[~keep] += torch.randn(int((~keep).sum()), 32, generator=gen)
+        after, _ = attn(moved, keep=keep)
+    assert torch.allclose(fast, expected, atol=1e-5) and torch.allclose(y, expected, atol=1e-5)
+    assert torch.allclose(att, expected_att, atol=1e-6)
+    real_rows = keep[:, None, :, None] & ~keep[:, None, None, :]  # a real query, a pad key
+    assert (att[real_rows.expand_as(att)] == 0).all()
+    assert torch.allclose(att.sum(-1), torch.ones(2, 4, 8), atol=1e-5)
+    assert torch.allclose(after[keep], fast[keep], atol=1e-5)
+
+
+def known_mixing(n_head, T, head_dim, gen, sink=True, causal=True):
+    """A stand-in for mixit.mixing_matrices: a fixed random (n_head, T, T) of the test's own,
+    lower-triangular when causal, so the tests of MixingAttention do not rest on the student's
+    matrices (they read it back from the buffer A)."""
+    A = torch.randn(n_head, T, T, generator=torch.Generator().manual_seed(7))
+    return A.tril() if causal else A
+
+
+def mixing_layer(monkeypatch, *flags):
+    """A MixingAttention of 4 heads, width 32, block 8, whose buffer A is known_mixing's."""
+    monkeypatch.setattr(mixit, "mixing_matrices", known_mixing)
+    cfg = attention_config("mixit", *flags)
+    attn = mixit.MixingAttention(cfg, torch.Generator())
+    assert torch.equal(attn.A, known_mixing(4, 8, 8, None, causal=cfg.causal))
+    return attn
+
+
+def test_mixing_attention_is_a_times_v_per_head_then_o(monkeypatch):
+    """y_h = A_h V_h: each head's values (v_proj, split into heads) are mixed by its own fixed
+    A_h, the heads merged and projected out by o_proj; --mixit_mult scales v_proj's and o_proj's
+    outputs. No queries, no keys: the input changes the values, never the mixing. The map it
+    returns on request is A itself, one copy per batch row."""
+    x = torch.randn(3, 8, 32, generator=torch.Generator().manual_seed(0))
+    for mult in (1.0, 2.0):
+        attn = mixing_layer(monkeypatch, "--mixit_mult", str(mult))
+        v = by_heads(mult * attn.v_proj(x))  # (B, H, T, hd)
+        expected = mult * attn.o_proj(merge_heads(torch.einsum("hts,bhsd->bhtd", attn.A, v)))
+        with torch.no_grad():
+            y, att = attn(x)
+            assert att is None and torch.allclose(y, expected, atol=1e-5), mult
+            _, att = attn(x, return_att=True)
+        assert att.shape == (3, 4, 8, 8) and all(torch.equal(a, attn.A) for a in att)
+
+
+def test_mixing_attention_uses_the_top_left_corner_of_a_for_a_shorter_input(monkeypatch):
+    """A (H, block, block) is drawn once for the longest input. An input of T < block positions
+    is mixed by A[:, :T, :T]; with a causal A its outputs are the first T of the full input's."""
+    attn = mixing_layer(monkeypatch)
+    x = torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(1))
+    v = by_heads(attn.v_proj(x[:, :5]))
+    expected = attn.o_proj(merge_heads(torch.einsum("hts,bhsd->bhtd", attn.A[:, :5, :5], v)))
+    with torch.no_grad():
+        short, full = attn(x[:, :5])[0], attn(x)[0]
+    assert short.shape == (2, 5, 32)
+    assert torch.allclose(short, expected, atol=1e-5) and torch.allclose(short, full[:, :5], atol=1e-5)
+
+
+def test_mixing_attention_never_lets_a_pad_reach_a_real_token(monkeypatch):
+    """keep marks the real tokens: a pad's value is zeroed before the mixing, so whatever a pad
+    holds, no real token's output changes (here with a full, bidirectional A)."""
+    attn = mixing_layer(monkeypatch, "--causal", "false")
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(2, 8, 32, generator=gen)
+    keep = torch.ones(2, 8, dtype=torch.bool)
+    keep[0, 6:] = False
+    keep[1, 0] = False
+    v = by_heads(attn.v_proj(x) * keep[:, :, None])
+    expected = attn.o_proj(merge_heads(torch.einsum("hts,bhsd->bhtd", attn.A, v)))
+    moved = x.clone()
+    moved[~keep] += 5 * torch.randn(int((~keep).sum()), 32, generator=gen)
+    with torch.no_grad():
+        y, after = attn(x, keep=keep)[0], attn(moved, keep=keep)[0]
+    assert torch.allclose(y, expected, atol=1e-5)
+    assert torch.allclose(after[keep], y[keep], atol=1e-5)
+
+
+def test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks():
+    """freeze() turns off requires_grad on exactly the named parts' parameters, returns
+    (#trainable, #frozen) that add up to the whole model, and refuses a part with no parameter
+    in this model (a RoPE model has no wpe) with a UsageError naming it."""
+    model = mixit.GPT(attention_config("standard"), vocab_size=10)  # not build(): no task drawn
+    n_train, n_frozen = mixit.freeze(model, ["v", "head"], verbose=False)
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    assert frozen == {f"blocks.{i}.attn.v_proj.{kind}" for i in range(2)
+                      for kind in ("weight", "bias")} | {"lm_head.weight"}
+    assert n_frozen == sum(p.numel() for n, p in model.named_parameters() if n in frozen)
+    assert n_train + n_frozen == sum(p.numel() for p in model.parameters())
+    with pytest.raises(tasks.UsageError, match="wpe"):
+        mixit.freeze(model, ["wpe"], verbose=False)
+
+
+def test_masked_loss_gradient_reaches_only_the_scored_positions():
+    """Training moves the model only through the answers: the loss's gradient is zero on the
+    logits of every unscored position and nonzero on every scored one."""
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(3, 6, 5, generator=gen, requires_grad=True)
+    y = torch.randint(0, 5, (3, 6), generator=gen)
+    mask = torch.rand(3, 6, generator=gen) < 0.5
+    mask[0, 0] = True
+    mixit.masked_loss(logits, y, mask).backward()
+    per_position = logits.grad.abs().sum(-1)  # (B, T)
+    assert (per_position[~mask] == 0).all() and (per_position[mask] > 0).all()
+
+
+def test_masked_loss_ignores_rows_without_answers_and_scores_uniform_logits_at_log_vocab():
+    """Rows whose mask is all False (training rows on the test side of the split) add nothing:
+    the loss is the mean over scored positions, not over rows. Uniform logits score ln(vocab)."""
+    gen = torch.Generator().manual_seed(1)
+    logits = torch.randn(2, 4, 7, generator=gen)
+    y = torch.randint(0, 7, (2, 4), generator=gen)
+    mask = torch.tensor([[True, False, True, True], [False, False, True, False]])
+    loss = mixit.masked_loss(logits, y, mask)
+    padded = mixit.masked_loss(torch.cat([logits, torch.randn(3, 4, 7, generator=gen)]),
+                               torch.cat([y, torch.zeros(3, 4, dtype=torch.long)]),
+                               torch.cat([mask, torch.zeros(3, 4, dtype=torch.bool)]))
+    assert torch.allclose(padded, loss)
+    assert torch.allclose(loss, F.cross_entropy(logits[mask], y[mask]))
+    uniform = mixit.masked_loss(torch.zeros(2, 4, 7), y, mask)
+    assert uniform.item() == pytest.approx(torch.log(torch.tensor(7.0)).item(), rel=1e-6)
+
+
+# -----------------------------------------------------------------------------
+# Homework: homework.py hands out the parts above and grades them by those tests
+
+
+def test_homework_blanks_bodies_but_keeps_signatures_and_docstrings():
+    """Blanking every part of mixit.py and tasks.py at once leaves files that parse, in which
+    each part keeps its decorators, arguments and docstring and its body is the one stub; the
+    repository's own files carry no stub. Blanking one part changes no other part."""
+    import ast
+    import homework
+    for name in homework.SOURCES:
+        source = open(os.path.join(HERE, name)).read()
+        assert "homework:" not in source
+        parts = homework.find_parts(source)
+        blanked = homework.find_parts(homework.blank(source, list(parts)))
+        assert list(blanked) == list(parts)
+        for part, node in parts.items():
+            new = blanked[part]
+            assert ast.dump(new.args) == ast.dump(node.args), part
+            assert [ast.dump(d) for d in new.decorator_list] == [ast.dump(d) for d in node.decorator_list]
+            assert ast.get_docstring(new) == ast.get_docstring(node), part
+            assert ast.dump(new.body[-1]) == ast.dump(ast.parse(homework.stub(part)).body[0])
+            assert len(new.body) == 1 + (ast.get_docstring(node) is not None), part
+    source = open(os.path.join(HERE, "mixit.py")).read()
+    parts = homework.find_parts(source)
+    one = homework.find_parts(homework.blank(source, ["MixingAttention.forward"]))
+    for part, node in parts.items():
+        if part != "MixingAttention.forward":
+            assert ast.dump(one[part]) == ast.dump(node), part
+
+
+def test_homework_refuses_an_unknown_part_and_a_folder_in_use_in_one_line(tmp_path, capsys):
+    """An unknown part is refused naming the parts that exist; so is a folder that exists and
+    is not empty (a student's work is never overwritten). One line on stderr, exit status 2,
+    nothing written."""
+    import homework
+    assert homework.main(["handout", str(tmp_path / "new"), "freeze", "no_such_part"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: unknown part(s) no_such_part")
+    assert "MixingAttention.forward" in err[0] and "sample_hop" in err[0]
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "mixit.py").write_text("my work")
+    assert homework.main(["handout", str(tmp_path / "used")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not an empty folder" in err[0]
+    assert (tmp_path / "used" / "mixit.py").read_text() == "my work"
+
+
+def test_homework_grades_a_copy_that_does_not_import_zero_with_one_clear_line(tmp_path, capsys):
+    """A syntax error in the student's copy: grade names the file and line, gives every part 0
+    and prints no traceback."""
+    import homework
+    copy = tmp_path / "copy"
+    homework.handout(str(copy), ["freeze", "sample_hop"], repo=HERE)
+    with open(copy / "mixit.py", "a") as f:
+        f.write("\ndef unfinished(:\n")
+    assert homework.main(["grade", str(copy)]) == 1
+    out = capsys.readouterr().out
+    assert "does not import" in out and "mixit.py, line" in out and "Traceback" not in out
+    assert re.search(r"^freeze +0/5 +0/15", out, re.M) and re.search(r"^total +0/30$", out, re.M)
+
+
+def test_homework_handout_imports_and_each_part_is_graded_by_its_own_tests(tmp_path):
+    """homework.py's promise, one pytest run per situation (two at a time): on the repository
+    every grading test passes; the handout of the default parts imports and fails every test of
+    every default part; a default part blanked alone fails its own tests, each with its own
+    NotImplementedError, and no other part's test; the other graded parts, blanked together,
+    fail their own tests and no default part's. Every default part has two tests at least."""
+    import concurrent.futures
+    import homework
+    graded, defaults = homework.GRADING, homework.DEFAULT_PARTS
+    extras = [part for part in graded if part not in defaults]
+    every = [node for part in graded for node in graded[part][1]]
+    folders = {"repository": HERE}
+    for name, parts in {"defaults": defaults, **{p: [p] for p in defaults}, "extras": extras}.items():
+        folders[name] = str(tmp_path / name)
+        homework.handout(folders[name], parts, repo=HERE)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:  # the runs wait on subprocesses
+        imports = pool.submit(homework.check_copy, folders["defaults"])
+        runs = {name: pool.submit(homework.run_tests, folder, every) for name, folder in folders.items()}
+        results = {name: run.result() for name, run in runs.items()}
+    assert imports.result() is None
+
+    def failed(situation, part):
+        """The part's tests that failed in that situation, with why."""
+        return {node: why for node, why in homework.tests_of(part, results[situation]) if why}
+
+    for part in graded:
+        assert not failed("repository", part), part
+        blanked_in = "extras" if part in extras else part
+        mine = homework.tests_of(part, results[blanked_in])
+        assert len(mine) >= (2 if part in defaults else 1), part
+        stub = f"NotImplementedError: homework: {part};"
+        assert all(why and why.startswith(stub) for _, why in mine), (part, mine)
+    for part in defaults:
+        assert len(failed("defaults", part)) == len(homework.tests_of(part, results["defaults"]))
+        for other in graded:
+            if other != part:
+                assert not failed(part, other), f"blanking {part} fails {other}: {failed(part, other)}"
+    for part in defaults:
+        assert not failed("extras", part), part

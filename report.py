@@ -1052,14 +1052,24 @@ INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT"
               "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
 
 
-def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=64):
+# The settings in which covariance_at_init draws untrained models: (title, width, digits of add,
+# MixiT's heads, depths, where the numbers are kept, figure or ''): a wide sweep of depth, and the
+# setting of claim 6's cells (Table 6b), so that a trained cell's covariance has its init beside it
+INIT_SETTINGS = [
+    ("", 64, 4, 4, (1, 2, 4, 8, 16, 32), "results/covariance_at_init.json", "covariance_at_init.png"),
+    (", in claim 6's setting (Table 6b)", 256, 3, 64, (2, 8, 16),
+     "results/covariance_at_init_w256.json", ""),
+]
+
+
+def covariance_at_init(setting, draw=True, seeds=10):
     """The paper's signal-propagation result needs no training: at initialization, how alike are
     the token representations at the last block, as depth grows? Softmax attention at init
     averages tokens together (rank collapse), MixiT's identity-plus-noise does not. Untrained
-    models on add-4 test sequences, mean over `seeds` seeds; a figure and a table row each. The
-    numbers are kept in results/covariance_at_init.json, which --check reads instead of
+    models on add test sequences, mean over `seeds` seeds, in one of INIT_SETTINGS; a table row
+    each (and a figure). The numbers are kept in a JSON file, which --check reads instead of
     recomputing them (another CPU may round the last digit differently)."""
-    saved = "results/covariance_at_init.json"
+    title, width, digits, mixit_heads, depths, saved, figure = setting
 
     def shown(curves):
         return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
@@ -1072,10 +1082,11 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
             for L in depths:
                 covs = []
                 for seed in range(seeds):
-                    cfg = mixit.resolve_config({"task": "add", "task_size": 4, "n_layer": L,
+                    cfg = mixit.resolve_config({"task": "add", "task_size": digits, "n_layer": L,
                                                 "variant": v.removesuffix("_ref"),
                                                 "qk_init_std": 0.02 if v.endswith("_ref") else 0,
-                                                "n_embd": width, "n_head": 4,
+                                                "n_embd": width,
+                                                "n_head": mixit_heads if v == "mixit" else 4,
                                                 "seed": seed, "device": "cpu", "out": "",
                                                 "eval_size": 256})
                     task, model, _, _, _ = mixit.build(cfg, verbose=False)
@@ -1087,16 +1098,18 @@ def covariance_at_init(draw=True, depths=(1, 2, 4, 8, 16, 32), seeds=10, width=6
     else:
         with open(saved) as f:
             curves = json.load(f)
-    if draw:
+    if draw and figure:
         plt.figure(figsize=(5, 3.5))
         for v, means in curves.items():
             plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
                          capsize=2, label=INIT_NAMES[v])
         plt.xscale("log", base=2)
         finish_plot("n_layer", "token covariance at the last block",
-                    f"at initialization, width {width} ({seeds} seeds)", "covariance_at_init.png")
-    return (f"**Token covariance at initialization** (no training; add-4 test sequences, width "
-            f"{width}, 4 heads, mean ± std over {seeds} seeds; `plots/covariance_at_init.png`). "
+                    f"at initialization, width {width} ({seeds} seeds)", figure)
+    heads = "4 heads" + (f" (MixiT {mixit_heads})" if mixit_heads != 4 else "")
+    return (f"**Token covariance at initialization{title}** (no training; add-{digits} test "
+            f"sequences, width {width}, {heads}, mean ± std over {seeds} seeds"
+            + (f"; `plots/{figure}`" if figure else "") + "). "
             "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
             "share its init exactly (they differ only in what trains)"
             + ("; its W_Q, W_K at the reference's 0.02 instead of 1/√d stand for the reference's "
@@ -1388,7 +1401,7 @@ def render_all(scale, draw=True):
     cells = load(f"results/{scale}.jsonl", superseded(scale))
     parts = [render(cells, scale), plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
-        parts.append(covariance_at_init(draw))
+        parts += [covariance_at_init(setting, draw) for setting in INIT_SETTINGS]
         other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
         if other:
             parts.append(dtype_check(cells, other, "bfloat16"))

@@ -1283,6 +1283,16 @@ def efficiency():
 # first evaluation at PCT% or more), `speedup:VARIANT` (a benchmark's % more samples/s than
 # Standard) or `ms:VARIANT` and `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
 # is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
+# Words of comparison are marked too, and rendered by the rule the verdicts use (differ: a
+# difference inside the seeds' spread is no difference), so a sentence cannot say more than its
+# records: FORMAT `vs:CELL2` gives "above", "below" or "within the spread of" (this cell's KEY
+# against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
+# run, so no spread to be beyond), `share:LO,HI` the
+# percentage of the gap from LO's mean to HI's that this cell's mean covers, and `trend` whether
+# its runs were "still climbing at the end of its budget" (the accuracy rose by more than a
+# point, CLIMBING, over the last evaluation on average), "flat at the end of its budget" or
+# "stopped at its target" (--stop_acc).
+CLIMBING = 0.01  # `trend`: a gain above this over the last evaluation is still climbing
 UNFOUND = []  # the marked numbers that no record gives
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 
@@ -1313,12 +1323,22 @@ def number(spec, records_of):
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
 
-    def matches(tag):  # CELL may list several patterns: a,b
+    def matches(tag, pattern=pattern):  # CELL may list several patterns: a,b
         return any(fnmatch.fnmatchcase(tag, p) or fnmatch.fnmatchcase(cell_of(tag), p)
                    for p in pattern.split(","))
+
+    def values_of(pattern, key=key):  # KEY's values over the runs of a cell
+        runs = [r for r in records_of(name) if matches(r["config"]["tag"], pattern)]
+        if not runs:
+            raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
+        return [v for r in runs for v in record_values(r, key)]
     runs = [r for r in records_of(name) if matches(r["config"]["tag"])]
     if not runs:
         raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
+    if fmt == "trend":
+        return trend(runs)
+    if fmt in ("vs", "share"):
+        return compare(values_of(pattern), [values_of(*c.split("=")) for c in digits.split(",")], fmt)
     if key == "runs":
         return str(len({r["config"]["tag"] for r in runs}))
     if key == "minutes":
@@ -1343,6 +1363,26 @@ def number(spec, records_of):
     if fmt != "pm":
         raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds or range)")
     return f"{show(m)} ± {show(sd)}"
+
+
+def compare(mine, others, how):
+    """The words of a marked comparison (see NUMBER): vs one cell, or a share of a gap."""
+    if how == "vs":
+        [other] = others
+        word = {True: "above" if mean_std(mine)[0] > mean_std(other)[0] else "below",
+                False: "within the spread of"}[differ(mine, other)]
+        return word + (" (n = 1)" if min(len(mine), len(other)) < 2 else "")
+    lo, hi = (mean_std(v)[0] for v in others)
+    return f"{100 * (mean_std(mine)[0] - lo) / (hi - lo):.0f}"
+
+
+def trend(runs):
+    """Where a cell's runs stood when they ended: solved, still climbing or flat (see NUMBER)."""
+    if all(r.get("stop", {}).get("reason", "").startswith("test accuracy") for r in runs):
+        return "stopped at its target"
+    gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
+    climbing = sum(gains) / len(gains) > CLIMBING
+    return ("still climbing" if climbing else "flat") + " at the end of its budget"
 
 
 def fill_numbers(doc, path):

@@ -1888,6 +1888,38 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
     assert report.check()
 
 
+def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_planted_one(tmp_path, monkeypatch):
+    """A marked comparison (`vs:`, `share:`, `trend`) is rendered from the records by the rule the
+    verdicts use: beyond both cells' spread is above or below, inside it is within the spread,
+    one run a side says n = 1. A sentence that says more than its records ("above" where the
+    cells overlap) is rewritten, so `report.py --check` fails on it, as on a stale number."""
+    import report
+    monkeypatch.chdir(tmp_path)
+    os.makedirs("results")
+
+    def run(tag, accs, stop="reached --steps"):
+        return {"config": {"tag": tag}, "final": {"acc": accs[-1]}, "stop": {"reason": stop},
+                "history": [{"step": 100 * i, "acc": a} for i, a in enumerate(accs)]}
+    records = [run(f"x/high/s{i}", [0.5, a]) for i, a in enumerate([0.90, 0.91, 0.92])]
+    records += [run(f"x/low/s{i}", [0.5, a]) for i, a in enumerate([0.50, 0.52, 0.51])]
+    records += [run(f"x/wide/s{i}", [0.5, a]) for i, a in enumerate([0.80, 0.99, 0.90])]
+    records += [run("x/one/s0", [0.3, 0.6]), run("x/flat/s0", [0.6, 0.605]),
+                run("x/solved/s0", [0.3, 1.0], "test accuracy 1.0 reached --stop_acc 0.999")]
+    with open("results/extra.jsonl", "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in records))
+    word = lambda spec: report.fill_numbers(f"<!--= extra {spec} -->?<!--/-->", "x").split("-->")[1][:-5]  # noqa: E731
+    assert word("x/high acc vs:x/low") == "above" and word("x/low acc vs:x/high") == "below"
+    assert word("x/wide acc vs:x/high") == "within the spread of"  # 0.897 ± 0.095 against 0.91
+    assert word("x/one acc vs:x/low") == "above (n = 1)"
+    assert word("x/low acc share:x/low,x/high") == "0" and word("x/wide acc share:x/low,x/high") == "97"
+    assert word("x/one acc trend") == "still climbing at the end of its budget"
+    assert word("x/flat acc trend") == "flat at the end of its budget"
+    assert word("x/solved acc trend") == "stopped at its target"
+    planted = "Wide is <!--= extra x/wide acc vs:x/high -->above<!--/--> high.\n"
+    assert report.fill_numbers(planted, "README.md") != planted  # --check compares these two
+    assert not report.UNFOUND
+
+
 def test_the_committed_readme_and_findings_match_the_records():
     """The freshness check on the repository itself: every rendered table and every marked number
     in README.md, results/FINDINGS.md and results/tables_*.md is what the records give."""

@@ -13,6 +13,7 @@ results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or al
 """
 
 import argparse
+import collections
 import dataclasses
 import fnmatch
 import hashlib
@@ -370,6 +371,9 @@ class Reader:
     def longest(self, quick, long):
         return long if self(long) else quick
 
+    def runs(self, cell):  # a cell's runs; Table 7's: its benchmarks on one machine (bench_runs)
+        return bench_runs(self.cells) if cell == "t7/bench" else self.cells.get(cell, [])
+
     @staticmethod
     def note(cell):
         return " (Table 11)" if cell.startswith("c") else ""
@@ -436,7 +440,7 @@ def capacity_order(A):  # (4), in bits per trainable parameter, at the plateau w
 
 
 def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come from Table 11's run
-    heads = sorted({int(c.split("heads")[1]) for c in A.cells if c.startswith("t5/")})
+    heads = heads_of(A.cells)
     if len(heads) < 2:
         return "not run yet", None, False, "Table 5", []
     few, many, long = f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"
@@ -446,8 +450,14 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
             f"{heads[-1]} heads {A.text(many)}")
     if longer:
         ours += f"; 64 heads, {A.cells[long][0]['steps']} steps: {A.text(long)}"
+    reads = [few, many] + [long] * bool(longer)
+    # the head counts between the two it compares are not read, but an unsettled one is named
+    between = [f"{h} heads {A.text(f't5/add/heads{h}')}" for h in heads[1:-1]
+               if unstable(A(f"t5/add/heads{h}"))]
+    ours += f" (reads {', '.join(reads)})" + (
+        f"; unsettled, not read: {', '.join(between)}" if between else "")
     return (ours, up and max(A.mean(hi), A.mean(longer) if longer else 0) >= 0.9, up,
-            "Tables 5, 11" if longer else "Table 5", [few, many, long])
+            "Tables 5, 11" if longer else "Table 5", reads)
 
 
 def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6b, where run):
@@ -492,7 +502,7 @@ def faster_per_sample(A):  # (7)
     faster = [m > max(5, sd) for m, sd in (mean_std(fq), mean_std(mx))]
     return (f"{pct(fq)} / {pct(mx)} ({bench[-1]['device_name']}, "
             f"{len(bench)} benchmark{'s' * (len(bench) > 1)})", all(faster), any(faster),
-            "Table 7", [])
+            "Table 7", ["t7/bench"])
 
 
 def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
@@ -530,13 +540,29 @@ CLAIMS = [
 ]
 
 
-def verdict(ok, partly, reads, A):
+# A rule that speaks of a spread ("beyond the spread", "within", "std") has none to read in a
+# cell of one run: its verdict waits ('–') until every cell it reads has n ≥ 2
+SPREAD = re.compile(r"spread|within|std")
+
+
+def spread_rule(rule):
+    """Does a claim's rule compare spreads? ("as claim 6": claim 6's rule does)."""
+    same_as = re.fullmatch(r"as claim (\d+)", rule)
+    if same_as:
+        rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
+    return bool(SPREAD.search(rule))
+
+
+def verdict(ok, partly, reads, A, rule=""):
     """A rule's outcome as a verdict; a verdict never rests on a † cell ('unsettled') nor on a
-    record of an earlier recipe ('queued': run_all.sh reruns it)."""
+    record of an earlier recipe ('queued': run_all.sh reruns it), and a rule that compares
+    spreads gives none on a cell of one run ('–': no spread to compare)."""
     if ok is None:
         return "–"
-    if any(old(A.cells.get(c, [])) for c in reads):
+    if any(old(A.runs(c)) for c in reads):
         return "queued"
+    if spread_rule(rule) and any(len(A.runs(c)) == 1 for c in reads):
+        return "–"
     if any(unstable(A(c)) for c in reads):
         return "unsettled"
     return "reproduced" if ok else "partly" if partly else "not reproduced"
@@ -552,7 +578,7 @@ def claim_rows(cells):
     rows = []
     for claim, paper_, rule, judge in CLAIMS:
         ours, ok, partly, where, reads = judge(A)
-        rows.append([claim, paper_, ours, verdict(ok, partly, reads, A), rule, where])
+        rows.append([claim, paper_, ours, verdict(ok, partly, reads, A, rule), rule, where])
     return n, rows
 
 
@@ -582,7 +608,8 @@ def verdicts(cells):
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
             "report.py; a cell with fewer seeds shows its n); the verdict follows the rule in "
             f"its row; 'unsettled': the row reads a † cell (seeds more than {UNSTABLE} points "
-            f"apart), on which no verdict may rest; {queued}'–': not yet measured. "
+            f"apart), on which no verdict may rest; {queued}'–': not yet measured, or the rule "
+            "compares spreads and a cell it reads has one run (n = 1), so no spread to compare. "
             f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
             "runs).\n\n" + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 
@@ -613,270 +640,6 @@ def dtype_check(cells, other, name):
             beyond.append(f"{cell} {ms(theirs, scale, digits)} vs {ms(mine, scale, digits)}")
     out.append(f"Cells beyond the fp32 seeds' spread: {len(beyond)} of {compared}"
                + (": " + "; ".join(beyond) if beyond else "") + ".")
-    return "\n\n".join(out)
-
-
-# -----------------------------------------------------------------------------
-# The tables
-
-
-def depth_lines(cells, rows, depths):
-    """Tables 6 and 6b: for each (name, {depth: cell}) a line of accuracies and one of token
-    covariances, a column per depth ('–' where not run)."""
-    return [[name, metric] + [entry(cells, at[d], key) if d in at else "–" for d in depths]
-            for name, at in rows
-            for metric, key in (("accuracy %", "acc"), ("token covariance", "token_cov"))]
-
-
-def before_end(cells, cell):
-    """Each seed's accuracy 1000 steps before its last evaluation."""
-    return [next(h["acc"] for h in reversed(r["history"]) if h["step"] <= r["steps"] - 1000)
-            for r in cells.get(cell, [])]
-
-
-def render(cells, scale):
-    """Tables 1-8 and 11 of a scale, from its cells (the studies: render_studies)."""
-    out = [f"Accuracies are mean ± std over n seeds; **†**: the seeds lie more than {UNSTABLE} "
-           "points apart, so the cell is unstable at its budget: read its spread, not its mean."
-           + (" **°**: a record of an earlier recipe, which run_all.sh reruns (no verdict rests "
-              "on it)." if any(old(runs) for runs in cells.values()) else "")]
-    # Table 1: retrieval
-    t1 = [f"t1/{t}" for t in RETRIEVAL]
-    out.append("**Table 1. Retrieval**: test accuracy (%) per answer token; [paper] where it "
-               "reports one. Sizes: "
-               + ", ".join(f"{t} {config_of(cells, f't1/{t}/')}" for t in RETRIEVAL))
-    out.append(table(["variant"] + RETRIEVAL,
-                     [[NAMES[v]] + [entry(cells, f"{c}/{v}") + paper(f"{c}/{v}") for c in t1]
-                      for v in T1_ROWS]
-                     + [[FLOOR] + [floor(cells, c + "/") for c in t1]]))
-    # Table 2: language modelling
-    out.append("**Table 2. Language modelling** (bytes of Python's help text): validation loss in "
-               "nats per byte and bits per byte; [paper]: WikiText-103 loss in nats per *token* "
-               "(a different unit and corpus: compare the ordering and the gaps).")
-    lm = {v: f"t2/lm/{v}" for v in LM_ROWS}
-    out.append(table(["variant", "val loss (nats/byte)", "bits/byte", "lowest val loss (at step)"],
-                     [[NAMES[v], entry(cells, c, "loss") + paper(c), entry(cells, c, "bpb"),
-                       lowest_loss(cells.get(c, []))] for v, c in lm.items()]
-                     + [[FLOOR] + [floor(cells, "t2/lm/", key) for key in ("loss", "bpb")] + [""]]))
-    # Table 3: tasks that need no input-dependent attention
-    t3 = ["t3/add", "t3/modadd", "t3/dyck", "t4/memorize"]
-    out.append("**Table 3. Tasks that need no input-dependent attention**: test accuracy (%). "
-               "memorize: accuracy on the table itself. Sizes: "
-               + ", ".join(f"{c[3:]} {config_of(cells, c + '/')}" for c in t3[:3])
-               + f", memorize n={config_of(cells, 't4/')}")
-    out.append(table(["variant", "add", "modadd", "dyck", "memorize"],
-                     [[NAMES[v]] + [entry(cells, f"{c}/{v}") for c in t3] for v in VARIANTS]
-                     + [[FLOOR] + [floor(cells, c + "/") for c in t3]]))
-    # Table 4: memorization capacity
-    out.append("**Table 4. Memorization capacity**: bits per trainable parameter = accuracy x "
-               "n² log2 n / #trainable, 2-layer models; [paper].")
-    rows = []
-    for v in VARIANTS:
-        c = f"t4/memorize/{v}"
-        trainable = cells[c][0]["n_trainable"] if cells.get(c) else "–"
-        rows.append([NAMES[v], entry(cells, c, "bits_per_param") + paper(c), entry(cells, c),
-                     trainable])
-    rows.append([FLOOR, "–", floor(cells, "t4/"), "–"])
-    out.append(table(["variant", "bits / trainable param", "accuracy (%)", "trainable params"],
-                     rows))
-    # Table 5: MixiT heads
-    heads = sorted({int(c.split("heads")[1]) for c in cells if c.startswith("t5/")})
-    out.append("**Table 5. MixiT with more heads** on add: test accuracy (%) "
-               "(paper, width 512: 35% with few heads, 92% with 256 heads).")
-    out.append(table(["n_head"] + [str(h) for h in heads],
-                     [["MixiT"] + [entry(cells, f"t5/add/heads{h}") for h in heads],
-                      [FLOOR] + [floor(cells, "t5/")] * len(heads)]))
-    # Table 3b: Yelp (cells y/yelp/*, run only where the data is given); a MixiT head count
-    # equal to the MixiT row's is read from that row (run_all.sh runs it once)
-    def yelp_heads(h):
-        runs = cells.get(f"y/yelp/mixit-heads{h}") or [
-            r for r in cells.get("y/yelp/mixit", []) if r["config"]["n_head"] == h]
-        return stat([r["final"]["acc"] for r in runs])
-    how = "" if any(c.startswith("y/yelp/") for c in cells) else (
-        " *Not run: it needs the data (README, 'Text classification'): "
-        "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
-    out.append("**Table 3b. Yelp review polarity**: bidirectional models on the bytes of each "
-               f"review (context {config_of(cells, 'y/yelp/')}), test accuracy (%); [paper]; "
-               "MixiT with 4 and 64 heads (paper, Table 5: more heads do not change Yelp)." + how)
-    out.append(table(["variant", "Yelp"],
-                     [[NAMES[v], entry(cells, f"y/yelp/{v}") + paper(f"y/yelp/{v}")]
-                      for v in VARIANTS[:4]]
-                     + [[f"MixiT, {h} heads", yelp_heads(h)] for h in (4, 64)]
-                     + [[FLOOR, floor(cells, "y/yelp/")]]))
-    # Table 6: depth; its rows: Random (at the scale's lr, and at the reference's 1e-2 where
-    # run: random-lr1e-2) and MixiT
-    depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
-    out.append("**Table 6. Depth** on add: test accuracy (%) and the covariance (correlation) "
-               "between token representations at the last block (paper: Random collapses to "
-               "about 23% at 8-16 layers while its covariance grows; MixiT stays near 100%).")
-    rows = []
-    for v in sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
-                    key=lambda v: (not v.startswith("random"), v)):
-        name = NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}"
-        rows.append((name, {d: f"t6/add/{v}-L{d}" for d in depths}))
-    out.append(table(["variant", "metric"] + [f"L={d}" for d in depths],
-                     depth_lines(cells, rows, depths)
-                     + [[FLOOR, "accuracy %"] + [floor(cells, "t6/")] * len(depths)]))
-    # Table 6b (run_all.sh --claims): depth where Random adds at 2 layers, for claim 6
-    rows6 = depth_rows(cells)
-    if "random-w256" in rows6:
-        depths = sorted({d for at in rows6.values() for d in at})
-        first = {row: cells[at[min(at)]][0] for row, at in rows6.items()}  # the shallowest run
-        r = first["random-w256"]["config"]
-        out.append(f"**Table 6b. Depth, where Random adds** (`run_all.sh --claims`): Random at "
-                   f"width {r['n_embd']} on add-{r['task_size']} (lr {r['lr']:g}, "
-                   f"batch {r['batch_size']}, {first['random-w256']['steps']} steps), where Table "
-                   "6's width-64 Random never adds; MixiT in the same setting with 64 heads "
-                   "(at a lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with "
-                   "64 heads at Table 5's setting (its 2-layer runs are Table 5's). Test accuracy "
-                   "(%) and the token covariance at the last block; '–': not run."
-                   + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn "
-                      "from N(0, 0.02²) as the reference's depth script draws them, not N(0, 1/d): "
-                      "its attention starts near uniform, and nothing it trains can sharpen it."
-                      if "random_ref-w256" in rows6 else ""))
-        rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
-                 f"{first[row]['config']['lr']:g}, {first[row]['steps']} steps)", at)
-                for row, at in rows6.items()]
-        # one floor row per task size
-        floors = {first[row]["config"]["task_size"]: at[min(at)] for row, at in rows6.items()}
-        out.append(table(["cell", "metric"] + [f"L={d}" for d in depths],
-                         depth_lines(cells, rows, depths)
-                         + [[f"{FLOOR} (add-{size})", "accuracy %", floor(cells, c)]
-                            + [""] * (len(depths) - 1) for size, c in sorted(floors.items())]))
-    # Table 11 (run_all.sh --claims): claims 2-5 where the quick cells stop before their plateau
-    if any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells):
-        steps = lambda c: cells[c][0]["steps"] if cells.get(c) else "–"  # noqa: E731
-        width = lambda c: cells[c][0]["config"]["n_embd"] if cells.get(c) else "–"  # noqa: E731
-        out.append("**Table 11. Claims 2-5 past the plateau** (`run_all.sh --claims`): "
-                   f"{config_of(cells, 'c2/')}-hop induction for {steps('c2/hop/frozen_qk')} "
-                   "steps (at 1000, Table 1, Standard and Frozen-QK are still climbing), MixiT "
-                   f"with 64 heads on add-{config_of(cells, 'c3/add/')} for "
-                   f"{steps('c3/add/mixit-heads64')} steps (Table 5's curves climb after step "
-                   f"3000) and on dyck-{config_of(cells, 'c3/dyck/')} for "
-                   f"{steps('c3/dyck/mixit-heads64')} steps (the paper's MixiT has 32-256 heads), "
-                   "Table 1's and 3's unstable cells (copy, induction, modadd) given more steps, "
-                   "and memorization of a table too large for any variant to hold "
-                   f"(n={config_of(cells, 'c4/')}, width {width('c4/memorize/standard')}, "
-                   f"{steps('c4/memorize/standard')} steps): test accuracy (%), bits per "
-                   "trainable parameter, and the accuracy 1000 steps before the end (where the "
-                   "two agree, the curve is flat).")
-        rows = [(NAMES[v] + " (hop)", f"c2/hop/{v}") for v in ("standard", "frozen_qk")]
-        # Table 1's and 3's unstable cells given more steps (claims 1-3 read these)
-        rows += [(f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)", c)
-                 for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
-        rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
-        memorize = ["standard", "frozen_qk", "mixit", "frozen_mlp"] + [
-            v for v in ("mixit_stdblock", "standard_mixblock") if cells.get(f"c4/memorize/{v}")]
-        rows += [(NAMES[v] + " (memorize)", f"c4/memorize/{v}") for v in memorize]
-        lines = []
-        for name, c in rows:
-            bits = "–"
-            if c.startswith("c4/"):
-                bits = entry(cells, c, "bits_per_param") + paper("t4/" + c[3:])
-            lines.append([name, entry(cells, c), bits, stat(before_end(cells, c))])
-        lines += [[f"{FLOOR} ({t})", floor(cells, prefix), "–", "–"] for t, prefix in
-                  (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))]
-        out.append(table(["cell", "accuracy (%)", "bits / trainable param", "1000 steps earlier"],
-                         lines))
-    # Table 7: speed
-    bench = bench_runs(cells)
-    out.append("**Table 7. Training speed** (`python bench.py`, one benchmark per seed); "
-               "paper: Frozen-QK 23.9% and MixiT 32.0% faster per sample than Standard.")
-    if bench:
-        b = bench[-1]
-        days = sorted({r["time"][:10] for r in bench})
-        out.append(f"{b['device_name']} ({b['device']}, {b['dtype']}, {b['threads']} threads, "
-                   f"torch {b['torch']}, {days[0]}{' to ' + days[-1] if len(days) > 1 else ''}), "
-                   + ", ".join(f"{k} {b['config'][k]}"
-                               for k in ("task", "n_embd", "n_layer", "batch_size"))
-                   + (f"; mean ± std over {len(bench)} benchmarks" if len(bench) > 1 else ""))
-
-        def of(v, key):
-            return [x[key] for r in bench for x in r["bench"] if x["variant"] == v]
-        out.append(table(["variant", "ms/step", "samples/s", "vs Standard"], [
-            [NAMES[v], ms(of(v, "ms_per_step"), 1), ms(of(v, "samples_per_s"), 1, 0),
-             pct(speedups(bench, v))] for v in (x["variant"] for x in b["bench"])]))
-    else:
-        out.append("–")
-    # Table 8: steps to result, the recipe's cost, read off each run's evaluation history
-    out.append("**Table 8. Steps to result**: the first evaluation (every "
-               f"{config_of(cells, 't1/', 'eval_interval')} steps) at which test accuracy reached "
-               "99%, and the training seconds to it; `–` (best %) where it never did. The recipe "
-               "is the scale's settings in run_all.sh; a step is one batch.")
-    t8 = RETRIEVAL + ["add", "modadd", "dyck"]
-    out.append(table(["variant"] + t8, [[NAMES[v]] + [
-        first_reaching(cells.get(f"t1/{t}/{v}", []) or cells.get(f"t3/{t}/{v}", []), 0.99)
-        for t in t8] for v in T1_ROWS]))
-    records = {r["config"]["tag"]: r for runs in cells.values() for r in runs}  # borrowed once
-    minutes = sum(r.get("wall_s", 0) for r in records.values()) / 60
-    out.append(f"{len(records)} runs, {minutes:.0f} minutes of run time in total (summed over "
-               "parallel runs).")
-    return "\n\n".join(out)
-
-
-def render_studies(cells):
-    """Tables 9-10 and the two studies beyond the paper, from the `--studies` cells; '' if none
-    ran. Standard and MixiT in their own blocks, the never-unfrozen variants and seeds 0-2 are
-    the main tables' cells."""
-    if not any(c.startswith(("t9/", "t10/", "s1/", "s2/")) for c in cells):
-        return ""
-    home = {"add": "t3/add", "modadd": "t3/modadd", "dyck": "t3/dyck", "memorize": "t4/memorize",
-            "needle": "t1/needle", "copy": "t1/copy", "lm": "t2/lm"}
-
-    def value(pattern, t, seconds=False):  # lm: the loss; seconds: the mean training seconds
-        cell = pattern.format(home=home[t], t=t)
-        text = entry(cells, cell, "loss" if t == "lm" else "acc")
-        runs = cells.get(cell, [])
-        if seconds and runs:
-            text += f" ({sum(r['train_s'] for r in runs) / len(runs):.0f} s)"
-        return text
-    out = ["**Table 9. MixiT's confounds**: test accuracy (%), lm: validation loss (nats/byte). "
-           "Each row changes the block, not what trains: learned positions, the shaped GLU and "
-           "√½ residuals are MixiT's block (README)."]
-    rows = [("Standard", "{home}/standard"),
-            ("Standard, learned positions", "t9/{t}/standard_learnedpos"),
-            (NAMES["standard_mixblock"], "t9/{t}/standard_mixblock"),
-            (NAMES["mixit_stdblock"], "t9/{t}/mixit_stdblock"), ("MixiT", "{home}/mixit")]
-    out.append(table(["row"] + list(home),
-                     [[name] + [value(c, t) for t in home] for name, c in rows]))
-    out.append("**Table 10. Hybrid schedules**: the frozen parts join the optimizer at 25/50/75% "
-               "of the steps (`--unfreeze_at`); 0% is Standard, 'never' the frozen variant. "
-               "Accuracy (%), lm: validation loss; training seconds in brackets.")
-    rows, t10 = [], ["needle", "add", "lm"]
-    for v in ("frozen_qk", "frozen_mlp"):
-        schedules = [("unfrozen at 0% (= Standard)", "{home}/standard")]
-        schedules += [(f"unfrozen at {p}%", "t10/{t}/" + f"{v}-u{p}") for p in (25, 50, 75)]
-        schedules += [("never unfrozen", "{home}/" + v)]
-        rows += [[f"{NAMES[v]}, {when}"] + [value(c, t, seconds=True) for t in t10]
-                 for when, c in schedules]
-    out.append(table(["schedule"] + t10, rows))
-    out.append("**How much does the random draw matter?** Seeds 0-9 (init, mixing matrices, "
-               "frozen Q/K and batch order change together); mean ± std, the range, and r: the "
-               "correlation across seeds between the result and one number read off the draw at "
-               "initialization (`draw_strength`: MixiT's mean mixing strength, Frozen-QK's mean "
-               "logit scale; with 10 seeds |r| < 0.63 is no evidence of a link). "
-               "`plots/seeds_quick.png` shows every seed.")
-    rows = []
-    draws = draw_runs(cells)
-    for v in DRAW_ROWS:
-        row = [NAMES.get(v, "MixiT without its sink head")]
-        for t in ("needle", "add", "lm"):
-            runs = draws[v, t]
-            vals = draw_values(runs, t)
-            d = 3 if t == "lm" else 1
-            text = f"{stat(vals, 1, d)}, {min(vals):.{d}f}–{max(vals):.{d}f}" if vals else "–"
-            if v in ("frozen_qk", "mixit") and len(vals) >= 5:
-                text += f"; r = {correlation([draw_strength(r) for r in runs], vals):+.2f}"
-            row.append(text)
-        rows.append(row)
-    out.append(table(["variant", "needle", "add", "lm (loss)"], rows))
-    out.append("**Longer context** (lm): validation bits per byte against the context length.")
-    contexts = sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
-    out.append(table(["variant", f"context {config_of(cells, 't2/lm/')}"]
-                     + [f"context {T}" for T in contexts],
-                     [[NAMES[v]] + [entry(cells, c, "bpb") for c in
-                                    [f"t2/lm/{v}"] + [f"s2/lm{T}/{v}" for T in contexts]]
-                      for v in ("standard", "frozen_qk", "mixit")]))
     return "\n\n".join(out)
 
 
@@ -937,6 +700,417 @@ def draw_strength(record):
 
 
 # -----------------------------------------------------------------------------
+# The tables, as data. Each entry of TABLES (and of STUDIES) is one table: its bold title, by
+# which FINDINGS places it; its caption; its header; its rows; its floor rows. A row is a list of
+# entries, each either text or a Cell: which cell, which field of its records, and how to show
+# it. render_table, the one renderer, draws every entry; nothing in a table is written elsewhere.
+
+
+class Cell(collections.namedtuple("Cell", "cell key show paper",
+                                   defaults=("acc", "entry", False))):
+    """One entry of a table: the records of `cell`, their field `key`, shown as SHOW[show] shows
+    them (entry(): mean ± std over seeds); paper: the paper's number beside it (True: this
+    cell's; or the cell it reports, e.g. "t4/memorize/mixit")."""
+
+
+@dataclasses.dataclass
+class Table:
+    title: str  # "Table 1. Retrieval": bold, and FINDINGS' marker for it
+    caption: object  # the text after the title, or a function of the cells giving it; its
+    #                  {size:PREFIX}, {every:PREFIX}, {steps:CELL}, {width:CELL} come from records
+    header: object  # the columns' headers: a list, or a function of the cells
+    rows: object  # a list of rows, or a function of the cells (None: not run, drawn as '–')
+    floor: object = ()  # the floor rows (the best trivial rule): each starts with what follows
+    #                     FLOOR in its label ('' or ' (hop)'), then its entries; or a function
+    when: object = None  # drawn only where when(cells) holds (the `run_all.sh --claims` tables)
+    note: object = None  # a paragraph between the caption and the table: a function of the cells
+
+
+CAPTION = re.compile(r"\{(size|every|steps|width):([^}]*)\}")
+
+
+def caption(cells, text):
+    """A caption's fields filled from the records: a task's size and evaluation interval (of
+    the first run under PREFIX, see config_of), or the steps and width of a CELL's runs ('–':
+    none)."""
+    def field(m):
+        kind, arg = m.groups()
+        if kind in ("size", "every"):
+            return str(config_of(cells, arg, "task_size" if kind == "size" else "eval_interval"))
+        runs = cells.get(arg)
+        return str(runs[0]["steps"] if kind == "steps" else runs[0]["config"]["n_embd"]) if runs \
+            else "–"
+    return CAPTION.sub(field, text)
+
+
+def shown(cells, x):
+    """A table entry as text: a Cell through its show (with [paper] where asked), else str(x)."""
+    if not isinstance(x, Cell):
+        return str(x)
+    text = str(SHOW[x.show](cells, x.cell, x.key))
+    return text + (paper(x.cell if x.paper is True else x.paper) if x.paper else "")
+
+
+def resolve(x, cells):
+    """A field of a Table: data as it stands, or a function of the cells."""
+    return x(cells) if callable(x) else x
+
+
+def render_table(cells, t):
+    """One entry of TABLES as markdown: title and caption, the note, then the table with its floor
+    rows ('–' where it has no rows yet); '' where it is not drawn."""
+    if t.when and not t.when(cells):
+        return ""
+    out = [f"**{t.title}**" + caption(cells, resolve(t.caption, cells))]
+    if t.note and t.note(cells):
+        out.append(t.note(cells))
+    rows = resolve(t.rows, cells)
+    if rows is None:
+        return "\n\n".join(out + ["–"])
+    rows = rows + [[FLOOR + f[0]] + list(f[1:]) for f in resolve(t.floor, cells)]
+    out.append(table(resolve(t.header, cells), [[shown(cells, x) for x in row] for row in rows]))
+    return "\n\n".join(out)
+
+
+def yelp_heads(cells, cell, key):
+    """Table 3b's MixiT with H heads (cell y/yelp/mixit-headsH), read from the MixiT row where
+    that row has H heads (run_all.sh runs it once)."""
+    h = int(cell.rsplit("heads", 1)[1])
+    runs = cells.get(cell) or [r for r in cells.get("y/yelp/mixit", [])
+                               if r["config"]["n_head"] == h]
+    return stat([r["final"]["acc"] for r in runs])
+
+
+def seed_spread(cells, v, task):
+    """The draw study's entry for a row and task: mean ± std, range and r of its seeds."""
+    runs = draw_runs(cells)[v, task]
+    vals = draw_values(runs, task)
+    d = 3 if task == "lm" else 1
+    text = f"{stat(vals, 1, d)}, {min(vals):.{d}f}–{max(vals):.{d}f}" if vals else "–"
+    if v in ("frozen_qk", "mixit") and len(vals) >= 5:
+        text += f"; r = {correlation([draw_strength(r) for r in runs], vals):+.2f}"
+    return text
+
+
+def with_seconds(cells, cell, key):
+    """Table 10's entry: entry() and the runs' mean training seconds."""
+    runs = cells.get(cell, [])
+    return entry(cells, cell, key) + (
+        f" ({sum(r['train_s'] for r in runs) / len(runs):.0f} s)" if runs else "")
+
+
+# How a Cell can be shown (its `show`): each a function (cells, cell, key) -> text
+SHOW = {
+    "entry": entry,  # mean ± std (n=N) of the field, ° where an earlier recipe's record is read
+    "floor": floor,  # the best trivial rule on the task of the cells under a prefix
+    "lowest": lambda cells, c, key: lowest_loss(cells.get(c, [])),
+    "trainable": lambda cells, c, key: cells[c][0]["n_trainable"] if cells.get(c) else "–",
+    "reached 99%": lambda cells, c, key: first_reaching(cells.get(c, []), 0.99),
+    # where the curve stood 1000 steps before its end (Table 11: flat, or still climbing?)
+    "1000 steps earlier": lambda cells, c, key: stat([
+        next(h["acc"] for h in reversed(r["history"]) if h["step"] <= r["steps"] - 1000)
+        for r in cells.get(c, [])]),
+    "with seconds": with_seconds,
+    "yelp heads": yelp_heads,
+    "seeds": seed_spread,  # the draw study: its Cell's key is the task
+}
+
+
+def floor_of(prefix, key="acc"):
+    """The floor row's entry for the cells under `prefix` (see floor)."""
+    return Cell(prefix, key, "floor")
+
+
+# Where each task's cells of the main tables live: t1/needle/<variant>, ...
+HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "hop": "t1/hop",
+        "lm": "t2/lm", "add": "t3/add", "modadd": "t3/modadd", "dyck": "t3/dyck",
+        "memorize": "t4/memorize"}
+T3 = ["add", "modadd", "dyck", "memorize"]
+
+
+def heads_of(cells):
+    """Table 5's head counts, as run."""
+    return sorted({int(c.split("heads")[1]) for c in cells if c.startswith("t5/")})
+
+
+def depth_lines(cells, rows, depths):
+    """Tables 6 and 6b: for each (name, {depth: cell}) a line of accuracies and one of token
+    covariances, a column per depth ('–' where not run)."""
+    return [[name, metric] + [Cell(at[d], key) if d in at else "–" for d in depths]
+            for name, at in rows
+            for metric, key in (("accuracy %", "acc"), ("token covariance", "token_cov"))]
+
+
+def depths_of(cells):
+    """Table 6's depths, as run."""
+    return sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
+
+
+def depth_table_rows(cells):
+    """Table 6: Random (at the scale's lr, and at the reference's 1e-2 where run: random-lr1e-2)
+    first, then MixiT, each at every depth."""
+    rows = []
+    for v in sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
+                    key=lambda v: (not v.startswith("random"), v)):
+        name = NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}"
+        rows.append((name, {d: f"t6/add/{v}-L{d}" for d in depths_of(cells)}))
+    return depth_lines(cells, rows, depths_of(cells))
+
+
+# Table 6b: each row's setting is read off its shallowest cell's first run
+
+
+def shallowest(cells):
+    """{row: its shallowest cell} of Table 6b."""
+    return {row: at[min(at)] for row, at in depth_rows(cells).items()}
+
+
+def depth_b_depths(cells):
+    """Table 6b's depths: every depth that any of its rows ran."""
+    return sorted({d for at in depth_rows(cells).values() for d in at})
+
+
+def depth_b_caption(cells):
+    first = {row: cells[c][0] for row, c in shallowest(cells).items()}
+    r = first["random-w256"]["config"]
+    return (f" (`run_all.sh --claims`): Random at width {r['n_embd']} on add-{r['task_size']} (lr "
+            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), where "
+            "Table 6's width-64 Random never adds; MixiT in the same setting with 64 heads (at a "
+            "lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with 64 heads at "
+            "Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) and the token "
+            "covariance at the last block; '–': not run."
+            + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn from "
+               "N(0, 0.02²) as the reference's depth script draws them, not N(0, 1/d): its "
+               "attention starts near uniform, and nothing it trains can sharpen it."
+               if "random_ref-w256" in first else ""))
+
+
+def depth_b_rows(cells):
+    first = {row: cells[c][0] for row, c in shallowest(cells).items()}
+    rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
+             f"{first[row]['config']['lr']:g}, {first[row]['steps']} steps)", at)
+            for row, at in depth_rows(cells).items()]
+    return depth_lines(cells, rows, depth_b_depths(cells))
+
+
+def depth_b_floor(cells):  # one floor row per task size
+    at = {cells[c][0]["config"]["task_size"]: c for c in shallowest(cells).values()}
+    return [[f" (add-{size})", "accuracy %", floor_of(c)] + [""] * (len(depth_b_depths(cells)) - 1)
+            for size, c in sorted(at.items())]
+
+
+def plateau_rows(cells):
+    """Table 11: the cells that `run_all.sh --claims` ran past the quick tables' plateau."""
+    def steps(c):
+        return cells[c][0]["steps"] if cells.get(c) else "–"
+    rows = [(NAMES[v] + " (hop)", f"c2/hop/{v}") for v in ("standard", "frozen_qk")]
+    # Table 1's and 3's unstable cells given more steps (claims 1-3 read these)
+    rows += [(f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)", c)
+             for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
+    rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
+    memorize = ["standard", "frozen_qk", "mixit", "frozen_mlp"] + [
+        v for v in ("mixit_stdblock", "standard_mixblock") if cells.get(f"c4/memorize/{v}")]
+    rows += [(NAMES[v] + " (memorize)", f"c4/memorize/{v}") for v in memorize]
+    return [[name, Cell(c), Cell(c, "bits_per_param", paper="t4/" + c[3:]) if c.startswith("c4/")
+             else "–", Cell(c, show="1000 steps earlier")] for name, c in rows]
+
+
+def bench_note(cells):
+    """Table 7's machine: the newest benchmark's, which every row was taken on (bench_runs)."""
+    bench = bench_runs(cells)
+    if not bench:
+        return ""
+    b, days = bench[-1], sorted({r["time"][:10] for r in bench})
+    return (f"{b['device_name']} ({b['device']}, {b['dtype']}, {b['threads']} threads, "
+            f"torch {b['torch']}, {days[0]}{' to ' + days[-1] if len(days) > 1 else ''}), "
+            + ", ".join(f"{k} {b['config'][k]}"
+                        for k in ("task", "n_embd", "n_layer", "batch_size"))
+            + (f"; mean ± std over {len(bench)} benchmarks" if len(bench) > 1 else ""))
+
+
+def bench_rows(cells):
+    """Table 7: each benchmarked variant's ms/step, samples/s and % against Standard."""
+    bench = bench_runs(cells)
+    if not bench:
+        return None
+
+    def of(v, key):
+        return [x[key] for r in bench for x in r["bench"] if x["variant"] == v]
+    return [[NAMES[v], ms(of(v, "ms_per_step"), 1), ms(of(v, "samples_per_s"), 1, 0),
+             pct(speedups(bench, v))] for v in (x["variant"] for x in bench[-1]["bench"])]
+
+
+def yelp_caption(cells):
+    how = "" if any(c.startswith("y/yelp/") for c in cells) else (
+        " *Not run: it needs the data (README, 'Text classification'): "
+        "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
+    return (": bidirectional models on the bytes of each review (context {size:y/yelp/}), test "
+            "accuracy (%); [paper]; MixiT with 4 and 64 heads (paper, Table 5: more heads do not "
+            "change Yelp)." + how)
+
+
+TABLES = [
+    Table("Table 1. Retrieval",
+          ": test accuracy (%) per answer token; [paper] where it reports one. Sizes: needle "
+          "{size:t1/needle/}, induction {size:t1/induction/}, copy {size:t1/copy/}, hop "
+          "{size:t1/hop/}",
+          ["variant"] + RETRIEVAL,
+          [[NAMES[v]] + [Cell(f"t1/{t}/{v}", paper=True) for t in RETRIEVAL] for v in T1_ROWS],
+          [[""] + [floor_of(f"t1/{t}/") for t in RETRIEVAL]]),
+    Table("Table 2. Language modelling",
+          " (bytes of Python's help text): validation loss in nats per byte and bits per byte; "
+          "[paper]: WikiText-103 loss in nats per *token* (a different unit and corpus: compare "
+          "the ordering and the gaps).",
+          ["variant", "val loss (nats/byte)", "bits/byte", "lowest val loss (at step)"],
+          [[NAMES[v], Cell(f"t2/lm/{v}", "loss", paper=True), Cell(f"t2/lm/{v}", "bpb"),
+            Cell(f"t2/lm/{v}", show="lowest")] for v in LM_ROWS],
+          [["", floor_of("t2/lm/", "loss"), floor_of("t2/lm/", "bpb"), ""]]),
+    Table("Table 3. Tasks that need no input-dependent attention",
+          ": test accuracy (%). memorize: accuracy on the table itself. Sizes: add {size:t3/add/}, "
+          "modadd {size:t3/modadd/}, dyck {size:t3/dyck/}, memorize n={size:t4/}",
+          ["variant"] + T3,
+          [[NAMES[v]] + [Cell(f"{HOME[t]}/{v}") for t in T3] for v in VARIANTS],
+          [[""] + [floor_of(HOME[t] + "/") for t in T3]]),
+    Table("Table 4. Memorization capacity",
+          ": bits per trainable parameter = accuracy x n² log2 n / #trainable, 2-layer models; "
+          "[paper].",
+          ["variant", "bits / trainable param", "accuracy (%)", "trainable params"],
+          [[NAMES[v], Cell(c, "bits_per_param", paper=True), Cell(c), Cell(c, show="trainable")]
+           for v in VARIANTS for c in [f"t4/memorize/{v}"]],
+          [["", "–", floor_of("t4/"), "–"]]),
+    Table("Table 5. MixiT with more heads",
+          " on add: test accuracy (%) (paper, width 512: 35% with few heads, 92% with 256 heads).",
+          lambda cells: ["n_head"] + [str(h) for h in heads_of(cells)],
+          lambda cells: [["MixiT"] + [Cell(f"t5/add/heads{h}") for h in heads_of(cells)]],
+          lambda cells: [[""] + [floor_of("t5/")] * len(heads_of(cells))]),
+    # Yelp runs only where the data is given (cells y/yelp/*)
+    Table("Table 3b. Yelp review polarity", yelp_caption, ["variant", "Yelp"],
+          [[NAMES[v], Cell(f"y/yelp/{v}", paper=True)] for v in VARIANTS[:4]]
+          + [[f"MixiT, {h} heads", Cell(f"y/yelp/mixit-heads{h}", show="yelp heads")]
+             for h in (4, 64)],
+          [["", floor_of("y/yelp/")]]),
+    Table("Table 6. Depth",
+          " on add: test accuracy (%) and the covariance (correlation) between token "
+          "representations at the last block (paper: Random collapses to about 23% at 8-16 layers "
+          "while its covariance grows; MixiT stays near 100%).",
+          lambda cells: ["variant", "metric"] + [f"L={d}" for d in depths_of(cells)],
+          depth_table_rows,
+          lambda cells: [["", "accuracy %"] + [floor_of("t6/")] * len(depths_of(cells))]),
+    # depth where Random adds at 2 layers, for claim 6 (run_all.sh --claims)
+    Table("Table 6b. Depth, where Random adds", depth_b_caption,
+          lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_b_depths(cells)],
+          depth_b_rows, depth_b_floor, when=lambda cells: "random-w256" in depth_rows(cells)),
+    # claims 2-5 where the quick cells stop before their plateau (run_all.sh --claims)
+    Table("Table 11. Claims 2-5 past the plateau",
+          " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
+          "(at 1000, Table 1, Standard and Frozen-QK are still climbing), MixiT with 64 heads on "
+          "add-{size:c3/add/} for {steps:c3/add/mixit-heads64} steps (Table 5's curves climb after "
+          "step 3000) and on dyck-{size:c3/dyck/} for {steps:c3/dyck/mixit-heads64} steps (the "
+          "paper's MixiT has 32-256 heads), Table 1's and 3's unstable cells (copy, induction, "
+          "modadd) given more steps, and memorization of a table too large for any variant to hold "
+          "(n={size:c4/}, width {width:c4/memorize/standard}, {steps:c4/memorize/standard} steps): "
+          "test accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before the "
+          "end (where the two agree, the curve is flat).",
+          ["cell", "accuracy (%)", "bits / trainable param", "1000 steps earlier"],
+          plateau_rows,
+          [[f" ({t})", floor_of(prefix), "–", "–"] for t, prefix in
+           (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))],
+          when=lambda cells: any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells)),
+    Table("Table 7. Training speed",
+          " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
+          "faster per sample than Standard.",
+          ["variant", "ms/step", "samples/s", "vs Standard"], bench_rows, note=bench_note),
+    # the recipe's cost, read off each run's evaluation history
+    Table("Table 8. Steps to result",
+          ": the first evaluation (every {every:t1/} steps) at which test accuracy reached 99%, "
+          "and the training seconds to it; `–` (best %) where it never did. The recipe is the "
+          "scale's settings in run_all.sh; a step is one batch.",
+          ["variant"] + RETRIEVAL + T3[:3],
+          [[NAMES[v]] + [Cell(f"{HOME[t]}/{v}", show="reached 99%") for t in RETRIEVAL + T3[:3]]
+           for v in T1_ROWS]),
+]
+
+
+def render(cells, scale):
+    """Tables 1-8 and 11 of a scale, from its cells (the studies: render_studies)."""
+    out = [f"Accuracies are mean ± std over n seeds; **†**: the seeds lie more than {UNSTABLE} "
+           "points apart, so the cell is unstable at its budget: read its spread, not its mean."
+           + (" **°**: a record of an earlier recipe, which run_all.sh reruns (no verdict rests "
+              "on it)." if any(old(runs) for runs in cells.values()) else "")]
+    out += [text for t in TABLES if (text := render_table(cells, t))]
+    records = {r["config"]["tag"]: r for runs in cells.values() for r in runs}  # borrowed once
+    minutes = sum(r.get("wall_s", 0) for r in records.values()) / 60
+    out.append(f"{len(records)} runs, {minutes:.0f} minutes of run time in total (summed over "
+               "parallel runs).")
+    return "\n\n".join(out)
+
+
+# Tables 9-10 and the two studies beyond the paper (`run_all.sh --studies`). Standard and MixiT
+# in their own blocks, the never-unfrozen variants and seeds 0-2 are the main tables' cells.
+STUDY_TASKS = ["add", "modadd", "dyck", "memorize", "needle", "copy", "lm"]
+CONFOUNDS = [("Standard", "{home}/standard"),
+             ("Standard, learned positions", "t9/{t}/standard_learnedpos"),
+             (NAMES["standard_mixblock"], "t9/{t}/standard_mixblock"),
+             (NAMES["mixit_stdblock"], "t9/{t}/mixit_stdblock"), ("MixiT", "{home}/mixit")]
+# (variant, schedule, its cell): unfrozen from the start (Standard), at 25/50/75%, never
+SCHEDULES = [(v, when, cell) for v in ("frozen_qk", "frozen_mlp") for when, cell in
+             [("unfrozen at 0% (= Standard)", "{home}/standard")]
+             + [(f"unfrozen at {p}%", "t10/{t}/" + f"{v}-u{p}") for p in (25, 50, 75)]
+             + [("never unfrozen", "{home}/" + v)]]
+
+
+def contexts(cells):  # the longer-context study's context lengths
+    return sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
+
+
+def lm_or_acc(t):
+    return "loss" if t == "lm" else "acc"
+
+
+STUDIES = [
+    Table("Table 9. MixiT's confounds",
+          ": test accuracy (%), lm: validation loss (nats/byte). Each row changes the block, not "
+          "what trains: learned positions, the shaped GLU and √½ residuals are MixiT's block "
+          "(README).",
+          ["row"] + STUDY_TASKS,
+          [[name] + [Cell(c.format(home=HOME[t], t=t), lm_or_acc(t)) for t in STUDY_TASKS]
+           for name, c in CONFOUNDS]),
+    Table("Table 10. Hybrid schedules",
+          ": the frozen parts join the optimizer at 25/50/75% of the steps (`--unfreeze_at`); 0% "
+          "is Standard, 'never' the frozen variant. Accuracy (%), lm: validation loss; training "
+          "seconds in brackets.",
+          ["schedule", "needle", "add", "lm"],
+          [[f"{NAMES[v]}, {when}"]
+           + [Cell(c.format(home=HOME[t], t=t), lm_or_acc(t), "with seconds")
+              for t in ("needle", "add", "lm")]
+           for v, when, c in SCHEDULES]),
+    Table("How much does the random draw matter?",
+          " Seeds 0-9 (init, mixing matrices, frozen Q/K and batch order change together); mean ± "
+          "std, the range, and r: the correlation across seeds between the result and one number "
+          "read off the draw at initialization (`draw_strength`: MixiT's mean mixing strength, "
+          "Frozen-QK's mean logit scale; with 10 seeds |r| < 0.63 is no evidence of a link). "
+          "`plots/seeds_quick.png` shows every seed.",
+          ["variant", "needle", "add", "lm (loss)"],
+          # a Cell's key here is the task (seed_spread reads the row's draws itself)
+          [[NAMES.get(v, "MixiT without its sink head")]
+           + [Cell(v, t, "seeds") for t in ("needle", "add", "lm")] for v in DRAW_ROWS]),
+    Table("Longer context", " (lm): validation bits per byte against the context length.",
+          lambda cells: ["variant", f"context {config_of(cells, 't2/lm/')}"]
+          + [f"context {T}" for T in contexts(cells)],
+          lambda cells: [[NAMES[v]] + [Cell(c, "bpb") for c in [f"t2/lm/{v}"]
+                                       + [f"s2/lm{T}/{v}" for T in contexts(cells)]]
+                         for v in ("standard", "frozen_qk", "mixit")]),
+]
+
+
+def render_studies(cells):
+    """The STUDIES' tables, from the `--studies` cells; '' if none ran."""
+    if not any(c.startswith(("t9/", "t10/", "s1/", "s2/")) for c in cells):
+        return ""
+    return "\n\n".join(render_table(cells, t) for t in STUDIES)
+
+
+# -----------------------------------------------------------------------------
 # Figures
 
 
@@ -950,10 +1124,45 @@ def finish_plot(xlabel, ylabel, title, name):
     plt.close()
 
 
+# A figure must not say more than its table: every accuracy axis spans at least from the task's
+# floor to 100% (on an axis from 99.4 to 99.9%, a half-point dip between two single runs looks
+# like a collapse), every curve says its n, and a spread over seeds is drawn where n > 1.
+
+
+def with_n(name, ns):
+    """A legend entry with its seeds: 'Standard (n=3)', 'n=1-3' where its points differ, or
+    'one seed' where each point is a single run (no spread to draw)."""
+    lo, hi = min(ns), max(ns)
+    return f"{name} ({'one seed' if hi == 1 else f'n={lo}' if lo == hi else f'n={lo}–{hi}'})"
+
+
+def floor_pct(cells, prefix):
+    """The best trivial rule's test accuracy (%) on the task of the cells under `prefix`
+    (baseline); None where it is not known."""
+    found = baseline(cells, prefix)
+    return None if found is None else 100 * found[2]
+
+
+def accuracy_axis(ax, floors, xs=None):
+    """Stretch an accuracy axis (%) to span the floor to 100% at least, and draw the floor dashed:
+    along xs where it changes with the task's size, else across the panel. True if it drew one."""
+    known = [(x, f) for x, f in zip(floors if xs is None else xs, floors) if f is not None]
+    if known:
+        style = dict(color="gray", linestyle="--", linewidth=1, label="trivial rule (floor)")
+        if xs is None:
+            ax.axhline(min(f for _, f in known), **style)
+        else:
+            ax.plot(*zip(*known), **style)
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(min([lo] + [f for _, f in known]) - 2, max(hi, 102))
+    return bool(known)
+
+
 def size_curve(cells, pattern, key="acc"):
-    """[(task size, mean, std)] over the cells whose name matches `pattern`, sorted by size."""
-    return sorted((runs[0]["config"]["task_size"], *mean_std(a)) for c, runs in cells.items()
-                  if re.fullmatch(pattern, c) and (a := final(cells, c, key)))
+    """[(task size, mean, std, n, cell)] over the cells whose name matches `pattern`, by size."""
+    return sorted((runs[0]["config"]["task_size"], *mean_std(a), len(a), c)
+                  for c, runs in cells.items() if re.fullmatch(pattern, c)
+                  and (a := final(cells, c, key)))
 
 
 def plot_needle(cells, scale):
@@ -962,13 +1171,15 @@ def plot_needle(cells, scale):
     if not any(len(pts) > 1 for pts in curves.values()):
         return
     plt.figure(figsize=(5, 3.5))
+    floors = {}
     for i, (v, pts) in enumerate(curves.items()):
         if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
-            x, m, sd = zip(*pts)
-            plt.errorbar([a + 0.08 * (i - 1) for a in x], m, yerr=sd, fmt="o-", capsize=3,
-                         label=NAMES[v])
-    plt.ylim(-0.05, 1.05)
-    finish_plot("max key-value pairs (task_size)", "test accuracy (mean ± std over seeds)",
+            x, m, sd, n, at = zip(*pts)
+            plt.errorbar([a + 0.08 * (i - 1) for a in x], [100 * a for a in m],
+                         yerr=[100 * s for s in sd], fmt="o-", capsize=3, label=with_n(NAMES[v], n))
+            floors.update({size: floor_pct(cells, c) for size, c in zip(x, at)})
+    accuracy_axis(plt.gca(), [floors[x] for x in sorted(floors)], sorted(floors))
+    finish_plot("max key-value pairs (task_size)", "test accuracy (%), mean ± std over seeds",
                 f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
 
 
@@ -982,8 +1193,8 @@ def plot_context(cells, scale):
     plt.figure(figsize=(5, 3.5))
     for v, pts in curves.items():
         if len(pts) > 1:
-            x, m, sd = zip(*pts)
-            plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=NAMES[v])
+            x, m, sd, n, _ = zip(*pts)
+            plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=with_n(NAMES[v], n))
     plt.xscale("log", base=2)
     ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items()
                     if c.startswith(("t2/lm/", "s2/"))})
@@ -993,32 +1204,42 @@ def plot_context(cells, scale):
 
 
 def plot_lm_curves(cells, scale):
+    """Every seed's validation curve, one colour per variant."""
     if not any(c.startswith("t2/lm/") for c in cells):
         return
     plt.figure(figsize=(5, 3.5))
-    for v in VARIANTS:
-        for r in cells.get(f"t2/lm/{v}", [])[:1]:
+    for i, v in enumerate(VARIANTS):
+        runs = cells.get(f"t2/lm/{v}", [])
+        for r in runs:
             h = r["history"]
-            plt.plot([p["step"] for p in h], [p["bpb"] for p in h], label=NAMES[v])
-    finish_plot("step", "validation bits per byte", f"byte-level LM learning curves ({scale})",
-                f"lm_curves_{scale}.png")
+            plt.plot([p["step"] for p in h], [p["bpb"] for p in h], color=f"C{i}", linewidth=1,
+                     label=with_n(NAMES[v], [len(runs)]) if r is runs[0] else None)
+    finish_plot("step", "validation bits per byte", f"byte-level LM learning curves, every seed "
+                f"({scale})", f"lm_curves_{scale}.png")
 
 
 def plot_depth(cells, scale):
+    """Table 6 drawn: mean ± std over seeds at each depth, accuracy from the floor up."""
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
+    depths = set()
     for v in ("random", "mixit"):
         pts = sorted((int(c.split("-L")[1]), c) for c in cells if c.startswith(f"t6/add/{v}-L"))
         if not pts:
             continue
+        depths |= {d for d, _ in pts}
         for a, key, x in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
-            means = [x * sum(final(cells, c, key)) / len(final(cells, c, key)) for _, c in pts]
-            a.plot([d for d, _ in pts], means, "o-", label=NAMES[v])
+            m, sd = zip(*(mean_std([x * y for y in final(cells, c, key)]) for _, c in pts))
+            a.errorbar([d for d, _ in pts], m, yerr=sd, fmt="o-", capsize=3,
+                       label=with_n(NAMES[v], [len(final(cells, c, key)) for _, c in pts]))
+    accuracy_axis(ax[0], [floor_pct(cells, "t6/")] * bool(depths))
     for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
         a.set_xscale("log", base=2)
+        a.set_xticks(sorted(depths), [str(d) for d in sorted(depths)])
         a.set_xlabel("n_layer")
         a.set_ylabel(label)
-        a.legend()
-    fig.suptitle(f"depth: random transformer vs MixiT ({scale})")
+        a.legend(fontsize=8)
+    fig.suptitle(f"depth: random transformer vs MixiT ({scale}); mean, and std over seeds "
+                 "where n > 1")
     fig.tight_layout()
     fig.savefig(f"{PLOT_DIR}/depth_{scale}.png", dpi=120)
     plt.close(fig)
@@ -1029,19 +1250,20 @@ def plot_seeds(cells):
     if not any(c.startswith("s1/") for c in cells):
         return
     draws = draw_runs(cells)
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.5))
     variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
     for ax, t in zip(axes, ("needle", "add", "lm")):
         for i, v in enumerate(variants):
             vals = draw_values(draws[v, t], t)
             n = len(vals)
             jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
-            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7)
+            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7, color=f"C{i}")
         ax.set_xticks(range(len(variants)))
-        ax.set_xticklabels([NAMES.get(v, "MixiT, no sink") for v in variants], rotation=20,
-                           fontsize=8)
-        ax.set_title(t)
+        ax.set_xticklabels([f"{NAMES.get(v, 'MixiT, no sink')}\nn={len(draws[v, t])}"
+                            for v in variants], rotation=20, fontsize=8)
         ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
+        floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
+        ax.set_title(t + " (dashed: the floor)" * floor_drawn)
     fig.suptitle("every seed (quick scale)")
     fig.tight_layout()
     fig.savefig(f"{PLOT_DIR}/seeds_quick.png", dpi=120)
@@ -1188,7 +1410,8 @@ def draw_attention(path, v, scale):
             axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
                                  f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
             axes[l][h].axis("off")
-    fig.suptitle(f"{NAMES[v]} on induction: attention of one test sequence ({scale})")
+    fig.suptitle(f"{NAMES[v]} on induction, one seed (seed {cfg.seed}): attention of one test "
+                 f"sequence ({scale})")
     fig.tight_layout()
     fig.savefig(f"{PLOT_DIR}/attention_{v}_{scale}.png", dpi=110)
     plt.close(fig)

@@ -2475,7 +2475,8 @@ def test_claim_7_and_table_7_average_one_benchmark_per_seed_on_one_machine():
                           for v, t in (("standard", std_ms), ("frozen_qk", qk_ms), ("mixit", mx_ms))]}
     row = lambda md: next(l for l in md.splitlines() if l.startswith("| 7. "))  # noqa: E731
     cells = {"t7/bench": [bench(0, 100, 100, 80)]}  # +0% and +25%
-    assert "+0% / +25% (x86_64, 1 benchmark) | partly |" in row(report.verdicts(cells))
+    # one benchmark has no spread for "beyond the spread" to read: no verdict until a second
+    assert "+0% / +25% (x86_64, 1 benchmark) | – |" in row(report.verdicts(cells))
     cells["t7/bench"] += [bench(1, 100, 90, 80), bench(2, 90, 80, 72)]  # +11%, +12.5%: +25%, +25%
     r7 = row(report.verdicts(cells))
     assert "+8 ± 7% / +25 ± 0% (x86_64, 3 benchmarks) | reproduced |" in r7
@@ -2486,6 +2487,51 @@ def test_claim_7_and_table_7_average_one_benchmark_per_seed_on_one_machine():
     assert "| Standard | 96.7 ± 5.8 | 1037 ± 64 | +0 ± 0% |" in md
     cells["t7/bench"][-1] = bench(2, 100, 70, 80)  # Frozen-QK +0, +11, +43%: faster on average,
     assert "+18 ± 22% / +25 ± 0% (x86_64, 3 benchmarks) | partly |" in row(report.verdicts(cells))  # not beyond the spread
+
+
+def test_no_verdict_on_one_run_where_the_rule_reads_a_spread():
+    """A rule that speaks of a spread ('beyond the spread', 'within', 'std') has none to read in a
+    cell of one run: its verdict reads '–' until every cell it reads has n ≥ 2 (claim 6′, 'as
+    claim 6', follows claim 6's rule). A rule without one (claim 1: below half of Standard) still
+    judges a single run."""
+    import report
+    runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
+    verdict = lambda cells, n: next(l for l in report.verdicts(cells).splitlines()  # noqa: E731
+                                    if l.startswith(f"| {n}. ")).split(" | ")[3]
+    cells = {f"{c}/{v}": runs(0.99) for c in ("t3/add", "t3/modadd", "t3/dyck", "t4/memorize")
+             for v in ("standard", "mixit")}
+    assert verdict(cells, 3) == "–"  # equal means, but "each std under 5 points" reads no std
+    cells = {c: runs(0.99, 0.98) for c in cells}
+    assert verdict(cells, 3) == "reproduced"
+    cells["t3/add/mixit"] = runs(0.99)  # one cell of one run holds the verdict back
+    assert verdict(cells, 3) == "–"
+    one = {f"t1/{t}/{v}": runs(a) for t in report.RETRIEVAL
+           for v, a in (("standard", 1.0), ("mixit", 0.1))}
+    assert verdict(one, 1) == "reproduced"
+    assert report.spread_rule("as claim 6") and not report.spread_rule("≥ 90% on each")
+    # claim 5 names the cells it reads, and the unsettled head counts between them
+    heads = {"t5/add/heads1": runs(0.2, 0.21), "t5/add/heads4": runs(0.3, 0.5),
+             "t5/add/heads64": runs(1.0, 1.0)}
+    for r in heads.values():
+        r[0]["steps"] = 4000
+    row5 = next(l for l in report.verdicts(heads).splitlines() if l.startswith("| 5. "))
+    assert "(reads t5/add/heads1, t5/add/heads64); unsettled, not read: 4 heads 40.0 ± 14.1 †" in row5
+
+
+def test_a_figure_spans_the_floor_to_100_and_says_its_n():
+    """A half-point dip between two single runs, 99.9 to 99.4%, must not fill the accuracy axis:
+    it spans at least from the task's floor (drawn dashed) to 100%; a legend says each curve's n,
+    'one seed' where there is no spread to draw."""
+    import matplotlib.pyplot as plt
+    import report
+    fig, ax = plt.subplots()
+    ax.plot([2, 4, 8], [99.9, 99.6, 99.4])
+    assert report.accuracy_axis(ax, [16.3])
+    lo, hi = ax.get_ylim()
+    plt.close(fig)
+    assert lo <= 16.3 and hi >= 100
+    assert report.with_n("Random", [1, 1]) == "Random (one seed)"
+    assert report.with_n("MixiT", [3, 3]) == "MixiT (n=3)" and "n=1–3" in report.with_n("M", [1, 3])
 
 
 def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):

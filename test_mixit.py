@@ -6,7 +6,7 @@ Run them with
     python -m pytest -q test_mixit.py
 
 Every model here is tiny (width 32, 4 heads, 2 layers) and every task small, so the whole file
-runs in under two minutes on a 2-core CPU. Each test checks one property, said in its
+runs in about three minutes on a 2-core CPU. Each test checks one property, said in its
 docstring; the sections follow the order of mixit.py: model, MixiT's mixing matrices, freezing,
 tasks, training, checkpoints, command line, learning-rate schedule; then report.py's tables.
 """

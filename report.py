@@ -16,6 +16,7 @@ import argparse
 import collections
 import dataclasses
 import fnmatch
+import functools
 import hashlib
 import json
 import math
@@ -51,7 +52,6 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
          "standard_mixblock": "Standard in MixiT's block",
          "mixit_stdblock": "MixiT in Standard's block (learned positions kept)"}
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
-LM_ROWS = VARIANTS + ["frozen_qk_ref"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
 UNSTABLE = 10  # points: seeds further apart than this mark their cell "†", unstable at its budget
@@ -81,17 +81,15 @@ def read_records(path):
     records = []
     with open(path) as f:
         for i, line in enumerate(f, 1):
-            if not line.strip():
-                continue
             try:
-                r = json.loads(line)
-                if not isinstance(r["config"]["tag"], str):  # every run record has one
-                    raise TypeError
+                if line.strip():
+                    r = json.loads(line)
+                    if not isinstance(r["config"]["tag"], str):  # every run record has one
+                        raise TypeError
+                    records.append(r)
             except (ValueError, KeyError, TypeError) as e:
                 print(f"report.py: {path} line {i} skipped: not a run record "
                       f"({type(e).__name__})", file=sys.stderr)
-                continue
-            records.append(r)
     return records
 
 
@@ -138,10 +136,7 @@ def final(cells, cell, key="acc"):
 
 def config_of(cells, prefix, key="task_size"):
     """A setting of the runs under `prefix` (their task size, by default); '?' if none ran."""
-    for cell, runs in cells.items():
-        if cell.startswith(prefix):
-            return runs[0]["config"][key]
-    return "?"
+    return next((runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix)), "?")
 
 
 # -----------------------------------------------------------------------------
@@ -175,8 +170,7 @@ def stat(values, scale=100, digits=1, n=True):
     return f"{m:.{digits}f} ± {sd:.{digits}f}{count}{dagger}"
 
 
-def ms(values, scale=100, digits=1):
-    """stat() without the n (the timing tables state it once)."""
+def ms(values, scale=100, digits=1):  # stat() without the n (the timing tables state it once)
     return stat(values, scale, digits, n=False)
 
 
@@ -187,29 +181,25 @@ def entry(cells, cell, key="acc"):
             + old(cells.get(cell, [])))
 
 
-def old(runs):
-    """' °' where one of the runs ran an earlier recipe (see superseded), else ''."""
+def old(runs):  # ' °' where a run ran an earlier recipe (superseded), else ''
     return " °" if any(r.get("superseded") for r in runs) else ""
 
 
-def pct(values):
-    """'+mean ± std%' of percentages (a single one without the ±)."""
+def pct(values):  # '+mean ± std%' of percentages (one without the ±)
     m, sd = mean_std(values)
     return f"{m:+.0f}%" if len(values) == 1 else f"{m:+.0f} ± {sd:.0f}%"
 
 
 def same(a, b, points=5):
     """Are two cells of accuracies equal? Their means lie within `points` of each other AND each
-    cell's std is under `points`: a noisier cell can only make this harder to pass, never easier
-    (the old rule, "within the seeds' spread", let a wide spread pass any difference)."""
+    cell's std is under `points`: a noisier cell can only make this harder to pass, never easier."""
     (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
     return 100 * abs(ma - mb) <= points and 100 * max(sa, sb) < points
 
 
 def differ(a, b):
-    """Do two cells differ by more than their seeds' spread? True / False; None if either is
-    missing. A difference smaller than the larger of the two standard deviations (or than 1
-    point, for cells whose seeds agree exactly) is no difference."""
+    """Do two cells differ by more than the larger of their standard deviations (or 1 point, for
+    seeds that agree exactly)? True / False; None if either is missing."""
     if not a or not b:
         return None
     (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
@@ -226,11 +216,10 @@ def baseline(cells, prefix):
     if r is None:
         return None
     c = r["config"]
-    k = (c["task"], c["task_size"], c["data_seed"], c["eval_size"], c.get("data", ""))
+    k = (c["task"], c["task_size"], "cpu", c["data_seed"], c["eval_size"], c.get("data", ""))
     if k not in _FLOORS:
         try:
-            task = tasks.make_task(c["task"], c["task_size"], "cpu", c["data_seed"],
-                                   c["eval_size"], c.get("data", ""), c.get("test_data", ""))
+            task = tasks.make_task(*k, c.get("test_data", ""))
         except tasks.UsageError:  # a data file that is gone since the run (Yelp): no floor
             return None
         _FLOORS[k] = (c["task"],) + tuple(tasks.best_baseline(task))
@@ -490,10 +479,6 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
     return ours, all(holds), any(holds), where, acc
 
 
-def depth_collapse_ref(A):  # (6′): the same rule, Random's W_Q, W_K at the reference's 0.02
-    return depth_collapse(A, "_ref")
-
-
 def faster_per_sample(A):  # (7)
     bench = bench_runs(A.cells)
     if not bench:
@@ -532,7 +517,7 @@ CLAIMS = [
      "Random falls at least halfway to the floor, MixiT does not drop (beyond the spread); "
      "Random's covariance grows", depth_collapse),
     ("6′. the same, Random's frozen Q, K at the reference's init (0.02)", "(the paper's init)",
-     "as claim 6", depth_collapse_ref),
+     "as claim 6", lambda A: depth_collapse(A, "_ref")),
     ("7. Frozen-QK and MixiT train faster per sample", "+23.9% / +32.0%",
      "both > 5% faster, beyond the spread", faster_per_sample),
     ("8. LM: Frozen-QK near Standard, MixiT behind", "gaps +0.29 / +0.95 nats/token",
@@ -540,17 +525,14 @@ CLAIMS = [
 ]
 
 
-# A rule that speaks of a spread ("beyond the spread", "within", "std") has none to read in a
-# cell of one run: its verdict waits ('–') until every cell it reads has n ≥ 2
-SPREAD = re.compile(r"spread|within|std")
-
-
 def spread_rule(rule):
-    """Does a claim's rule compare spreads? ("as claim 6": claim 6's rule does)."""
+    """Does a claim's rule compare spreads? ("as claim 6": claim 6's rule does). A rule that
+    speaks of a spread has none to read in a cell of one run: its verdict waits ('–') until every
+    cell it reads has n ≥ 2."""
     same_as = re.fullmatch(r"as claim (\d+)", rule)
     if same_as:
         rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
-    return bool(SPREAD.search(rule))
+    return bool(re.search(r"spread|within|std", rule))
 
 
 def verdict(ok, partly, reads, A, rule=""):
@@ -706,8 +688,7 @@ def draw_strength(record):
 # it. render_table, the one renderer, draws every entry; nothing in a table is written elsewhere.
 
 
-class Cell(collections.namedtuple("Cell", "cell key show paper",
-                                   defaults=("acc", "entry", False))):
+class Cell(collections.namedtuple("Cell", "cell key show paper", defaults=("acc", "entry", False))):
     """One entry of a table: the records of `cell`, their field `key`, shown as SHOW[show] shows
     them (entry(): mean ± std over seeds); paper: the paper's number beside it (True: this
     cell's; or the cell it reports, e.g. "t4/memorize/mixit")."""
@@ -726,13 +707,9 @@ class Table:
     note: object = None  # a paragraph between the caption and the table: a function of the cells
 
 
-CAPTION = re.compile(r"\{(size|every|steps|width):([^}]*)\}")
-
-
 def caption(cells, text):
-    """A caption's fields filled from the records: a task's size and evaluation interval (of
-    the first run under PREFIX, see config_of), or the steps and width of a CELL's runs ('–':
-    none)."""
+    """A caption's fields filled from the records: a task's size and evaluation interval (its
+    first run under PREFIX, config_of), or the steps and width of a CELL's runs ('–': none)."""
     def field(m):
         kind, arg = m.groups()
         if kind in ("size", "every"):
@@ -740,7 +717,7 @@ def caption(cells, text):
         runs = cells.get(arg)
         return str(runs[0]["steps"] if kind == "steps" else runs[0]["config"]["n_embd"]) if runs \
             else "–"
-    return CAPTION.sub(field, text)
+    return re.sub(r"\{(size|every|steps|width):([^}]*)\}", field, text)
 
 
 def shown(cells, x):
@@ -751,14 +728,12 @@ def shown(cells, x):
     return text + (paper(x.cell if x.paper is True else x.paper) if x.paper else "")
 
 
-def resolve(x, cells):
-    """A field of a Table: data as it stands, or a function of the cells."""
+def resolve(x, cells):  # a Table's field: data, or a function of the cells
     return x(cells) if callable(x) else x
 
 
 def render_table(cells, t):
-    """One entry of TABLES as markdown: title and caption, the note, then the table with its floor
-    rows ('–' where it has no rows yet); '' where it is not drawn."""
+    """One entry of TABLES as markdown ('–': no rows yet; '': not drawn where `when` fails)."""
     if t.when and not t.when(cells):
         return ""
     out = [f"**{t.title}**" + caption(cells, resolve(t.caption, cells))]
@@ -816,8 +791,7 @@ SHOW = {
 }
 
 
-def floor_of(prefix, key="acc"):
-    """The floor row's entry for the cells under `prefix` (see floor)."""
+def floor_of(prefix, key="acc"):  # a floor row's entry (see floor)
     return Cell(prefix, key, "floor")
 
 
@@ -828,8 +802,7 @@ HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "
 T3 = ["add", "modadd", "dyck", "memorize"]
 
 
-def heads_of(cells):
-    """Table 5's head counts, as run."""
+def heads_of(cells):  # Table 5's head counts, as run
     return sorted({int(c.split("heads")[1]) for c in cells if c.startswith("t5/")})
 
 
@@ -841,8 +814,7 @@ def depth_lines(cells, rows, depths):
             for metric, key in (("accuracy %", "acc"), ("token covariance", "token_cov"))]
 
 
-def depths_of(cells):
-    """Table 6's depths, as run."""
+def depths_of(cells):  # Table 6's depths, as run
     return sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
 
 
@@ -860,13 +832,11 @@ def depth_table_rows(cells):
 # Table 6b: each row's setting is read off its shallowest cell's first run
 
 
-def shallowest(cells):
-    """{row: its shallowest cell} of Table 6b."""
+def shallowest(cells):  # {row: its shallowest cell} of Table 6b
     return {row: at[min(at)] for row, at in depth_rows(cells).items()}
 
 
-def depth_b_depths(cells):
-    """Table 6b's depths: every depth that any of its rows ran."""
+def depth_b_depths(cells):  # Table 6b's depths: any of its rows'
     return sorted({d for at in depth_rows(cells).values() for d in at})
 
 
@@ -963,7 +933,7 @@ TABLES = [
           "the ordering and the gaps).",
           ["variant", "val loss (nats/byte)", "bits/byte", "lowest val loss (at step)"],
           [[NAMES[v], Cell(f"t2/lm/{v}", "loss", paper=True), Cell(f"t2/lm/{v}", "bpb"),
-            Cell(f"t2/lm/{v}", show="lowest")] for v in LM_ROWS],
+            Cell(f"t2/lm/{v}", show="lowest")] for v in VARIANTS + ["frozen_qk_ref"]],
           [["", floor_of("t2/lm/", "loss"), floor_of("t2/lm/", "bpb"), ""]]),
     Table("Table 3. Tasks that need no input-dependent attention",
           ": test accuracy (%). memorize: accuracy on the table itself. Sizes: add {size:t3/add/}, "
@@ -1115,9 +1085,7 @@ def render_studies(cells):
 
 
 def finish_plot(xlabel, ylabel, title, name):
-    plt.xlabel(xlabel)
-    plt.ylabel(ylabel)
-    plt.title(title)
+    plt.gca().set(xlabel=xlabel, ylabel=ylabel, title=title)
     plt.legend()
     plt.tight_layout()
     plt.savefig(f"{PLOT_DIR}/{name}", dpi=120)
@@ -1137,9 +1105,7 @@ def with_n(name, ns):
 
 
 def floor_pct(cells, prefix):
-    """The best trivial rule's test accuracy (%) on the task of the cells under `prefix`
-    (baseline); None where it is not known."""
-    found = baseline(cells, prefix)
+    found = baseline(cells, prefix)  # the best trivial rule's test accuracy (%); None: unknown
     return None if found is None else 100 * found[2]
 
 
@@ -1235,8 +1201,7 @@ def plot_depth(cells, scale):
     for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
         a.set_xscale("log", base=2)
         a.set_xticks(sorted(depths), [str(d) for d in sorted(depths)])
-        a.set_xlabel("n_layer")
-        a.set_ylabel(label)
+        a.set(xlabel="n_layer", ylabel=label)
         a.legend(fontsize=8)
     fig.suptitle(f"depth: random transformer vs MixiT ({scale}); mean, and std over seeds "
                  "where n > 1")
@@ -1258,9 +1223,8 @@ def plot_seeds(cells):
             n = len(vals)
             jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
             ax.plot([i + j for j in jitter], vals, "o", alpha=0.7, color=f"C{i}")
-        ax.set_xticks(range(len(variants)))
-        ax.set_xticklabels([f"{NAMES.get(v, 'MixiT, no sink')}\nn={len(draws[v, t])}"
-                            for v in variants], rotation=20, fontsize=8)
+        ax.set_xticks(range(len(variants)), [f"{NAMES.get(v, 'MixiT, no sink')}\nn="
+                      f"{len(draws[v, t])}" for v in variants], rotation=20, fontsize=8)
         ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
         floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
         ax.set_title(t + " (dashed: the floor)" * floor_drawn)
@@ -1295,31 +1259,25 @@ def covariance_at_init(setting, draw=True, seeds=10):
 
     def shown(curves):
         return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
+
+    def covariance(v, L, seed):  # of one untrained model
+        cfg = mixit.resolve_config({"task": "add", "task_size": digits, "n_layer": L,
+                                    "variant": v.removesuffix("_ref"),
+                                    "qk_init_std": 0.02 if v.endswith("_ref") else 0,
+                                    "n_embd": width, "n_head": mixit_heads if v == "mixit" else 4,
+                                    "seed": seed, "device": "cpu", "out": "", "eval_size": 256})
+        task, model, *_ = mixit.build(cfg, verbose=False)
+        return mixit.token_covariance(model, task)
     if draw or not os.path.exists(saved):
-        curves = {}
         # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at the reference's
         # 0.02 instead of 1/sqrt(d), the init of every Random in the reference's depth script
-        for v in ("standard", "mixit", "standard_ref"):
-            curves[v] = []
-            for L in depths:
-                covs = []
-                for seed in range(seeds):
-                    cfg = mixit.resolve_config({"task": "add", "task_size": digits, "n_layer": L,
-                                                "variant": v.removesuffix("_ref"),
-                                                "qk_init_std": 0.02 if v.endswith("_ref") else 0,
-                                                "n_embd": width,
-                                                "n_head": mixit_heads if v == "mixit" else 4,
-                                                "seed": seed, "device": "cpu", "out": "",
-                                                "eval_size": 256})
-                    task, model, _, _, _ = mixit.build(cfg, verbose=False)
-                    covs.append(mixit.token_covariance(model, task))
-                curves[v].append(mean_std(covs))
+        curves = {v: [mean_std([covariance(v, L, s) for s in range(seeds)]) for L in depths]
+                  for v in ("standard", "mixit", "standard_ref")}
         if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
             with open(saved, "w") as f:  # (a change in the last digits only is not written)
                 json.dump(curves, f, indent=1)
     else:
-        with open(saved) as f:
-            curves = json.load(f)
+        curves = json.load(open(saved))
     if draw and figure:
         plt.figure(figsize=(5, 3.5))
         for v, means in curves.items():
@@ -1369,10 +1327,7 @@ def plot_attention(scale, draw=True):
     results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
     the committed PNGs), and any run with the checkpoints rewrites it."""
     saved = f"results/heads_{scale}.json"
-    heads = {}
-    if os.path.exists(saved):
-        with open(saved) as f:
-            heads = json.load(f)
+    heads = json.load(open(saved)) if os.path.exists(saved) else {}
     lines = []
     for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
         path = f"results/ckpt/{scale}_induction_{v}.pt"
@@ -1462,12 +1417,10 @@ def efficiency():
     rows, pack = [], []
     for gpu in gpus:
         short = gpu.replace("NVIDIA ", "")
-        for name, tag, label, key in GPU_ROWS:
-            if on(gpu, tag, name):
-                rows.append(bench_row(f"{short}, {label}", on(gpu, tag, name), key))
+        rows += [bench_row(f"{short}, {label}", on(gpu, tag, name), key)
+                 for name, tag, label, key in GPU_ROWS if on(gpu, tag, name)]
         for mode in ("compile", "eager"):
-            one = [r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P1")]
-            eight = [r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P8")]
+            one, eight = ([r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P{p}")] for p in (1, 8))
             # the batch's wall clock: bench_gpu.sh records it since 2026-11-25
             clock = [r["pack_wall_s"] for r in on(gpu, f"gpu/pack-wall-{mode}-P8")]
             if one and eight:
@@ -1483,11 +1436,9 @@ def efficiency():
                    "and the batch's wall clock where bench_gpu.sh recorded it.\n\n"
                    + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)",
                             "8 at once: wall clock, s", "runs/min, 1 vs 8"], pack))
-    rows = []
-    for label, pattern in CPU_ROWS:
-        hits = [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
-        if hits:
-            rows.append(bench_row(label, hits))
+    hits = {label: [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
+            for label, pattern in CPU_ROWS}
+    rows = [bench_row(label, runs) for label, runs in hits.items() if runs]
     out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
                "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
                "`x/cpu-bench-*` in results/extra.jsonl):\n\n" + table(header, rows))
@@ -1510,11 +1461,10 @@ def efficiency():
 # difference inside the seeds' spread is no difference), so a sentence cannot say more than its
 # records: FORMAT `vs:CELL2` gives "above", "below" or "within the spread of" (this cell's KEY
 # against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
-# run, so no spread to be beyond), `share:LO,HI` the
-# percentage of the gap from LO's mean to HI's that this cell's mean covers, and `trend` whether
-# its runs were "still climbing at the end of its budget" (the accuracy rose by more than a
-# point, CLIMBING, over the last evaluation on average), "flat at the end of its budget" or
-# "stopped at its target" (--stop_acc).
+# run, so no spread to be beyond), `share:LO,HI` the percentage of the gap from LO's mean to HI's
+# that this cell's mean covers, and `trend` whether its runs were "still climbing at the end of
+# its budget" (the accuracy rose by more than a point, CLIMBING, over the last evaluation on
+# average), "flat at the end of its budget" or "stopped at its target" (--stop_acc).
 CLIMBING = 0.01  # `trend`: a gain above this over the last evaluation is still climbing
 UNFOUND = []  # the marked numbers that no record gives
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
@@ -1546,18 +1496,17 @@ def number(spec, records_of):
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
 
-    def matches(tag, pattern=pattern):  # CELL may list several patterns: a,b
-        return any(fnmatch.fnmatchcase(tag, p) or fnmatch.fnmatchcase(cell_of(tag), p)
-                   for p in pattern.split(","))
-
-    def values_of(pattern, key=key):  # KEY's values over the runs of a cell
-        runs = [r for r in records_of(name) if matches(r["config"]["tag"], pattern)]
+    def runs_of(pattern):  # CELL may list several patterns: a,b
+        runs = [r for r in records_of(name) if any(
+            fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(
+                cell_of(r["config"]["tag"]), p) for p in pattern.split(","))]
         if not runs:
             raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
-        return [v for r in runs for v in record_values(r, key)]
-    runs = [r for r in records_of(name) if matches(r["config"]["tag"])]
-    if not runs:
-        raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
+        return runs
+
+    def values_of(pattern, key=key):  # KEY's values over the runs of a cell
+        return [v for r in runs_of(pattern) for v in record_values(r, key)]
+    runs = runs_of(pattern)
     if fmt == "trend":
         return trend(runs)
     if fmt in ("vs", "share"):
@@ -1610,12 +1559,9 @@ def trend(runs):
 
 def fill_numbers(doc, path):
     """Every marked number of a document, rewritten from the records."""
-    files = {}
-
+    @functools.cache
     def records_of(name):
-        if name not in files:
-            files[name] = current(read_records(f"results/{name}.jsonl"))
-        return files[name]
+        return current(read_records(f"results/{name}.jsonl"))
 
     def one(m):
         try:
@@ -1646,12 +1592,8 @@ def between(doc, marker, text):
 def pieces(md):
     """The rendered tables one by one, by their bold title: {"Table 1": "**Table 1. ...", ...}.
     FINDINGS puts each where its claim is discussed, between `<!-- quick: Table 1 -->` lines."""
-    out = {}
-    for piece in re.split(r"\n\n(?=\*\*)", md):
-        m = re.match(r"\*\*(.+?)[.?*]", piece)
-        if m:
-            out[m.group(1)] = piece.strip()
-    return out
+    return {m[1]: piece.strip() for piece in re.split(r"\n\n(?=\*\*)", md)
+            if (m := re.match(r"\*\*(.+?)[.?*]", piece))}
 
 
 def render_all(scale, draw=True):
@@ -1672,12 +1614,10 @@ def render_all(scale, draw=True):
     if draw:  # a figure cannot mark a record of an earlier recipe (°), so it leaves it out
         fresh = {c: rs for c, runs in cells.items()
                  if (rs := [r for r in runs if not r["superseded"]])}
-        plot_needle(fresh, scale)
-        plot_lm_curves(fresh, scale)
-        plot_context(fresh, scale)
+        for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):
+            plot(fresh, scale)
         if scale == "quick":
             plot_seeds(fresh)
-        plot_depth(fresh, scale)
     claims = verdicts(cells)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers,

@@ -237,25 +237,13 @@ def pack(argv, counts):
 
 def best_per_gpu(path=PACK_RECORDS):
     """PER_GPU's default: the P whose latest --pack record got the most samples per second on
-    the GPU that ran the latest of them; DEFAULT_PER_GPU where none has run."""
-    packs = [r for r in read_jsonl(path) if "pack" in r and "P" in r["pack"]]
+    the GPU that ran the newest of them; DEFAULT_PER_GPU where none has run."""
+    packs = [r for r in latest_records(path).values() if "P" in r.get("pack", {})]
     if not packs:
         return DEFAULT_PER_GPU
-    gpu = packs[-1]["device_name"]
-    latest = {r["pack"]["P"]: r["pack"]["samples_per_s"] for r in packs if r["device_name"] == gpu}
-    return max(latest, key=latest.get)
-
-
-def read_jsonl(path):
-    """The records of a results file ([] if there is none), skipping lines that do not parse."""
-    out = []
-    if path and os.path.isfile(path):
-        for line in open(path):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
+    gpu = max(packs, key=lambda r: r["time"])["device_name"]
+    done = {r["pack"]["P"]: r["pack"]["samples_per_s"] for r in packs if r["device_name"] == gpu}
+    return max(done, key=done.get)
 
 
 # -----------------------------------------------------------------------------

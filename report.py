@@ -1450,7 +1450,9 @@ def efficiency():
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
-# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both); KEY a
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
+# [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config has those values, superseded runs
+# too: the way to cite a run of an earlier recipe, e.g. t6/add/mixit-L2[lr=1e-3&n_head=64]); KEY a
 # number of the record's `final`, of the record itself or of its config (acc, loss,
 # bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
 # (their summed wall time), `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the
@@ -1488,6 +1490,14 @@ def record_values(r, key):
     return [] if v is None else [v]
 
 
+def same_value(x, text):
+    """Does a config value equal the VALUE of a marker's CELL[KEY=VALUE] (1e-3 == 0.001)?"""
+    try:
+        return float(x) == float(text)
+    except (TypeError, ValueError):
+        return str(x) == text
+
+
 def number(spec, records_of):
     """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records."""
     parts = spec.split()
@@ -1496,10 +1506,13 @@ def number(spec, records_of):
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
 
-    def runs_of(pattern):  # CELL may list several patterns: a,b
-        runs = [r for r in records_of(name) if any(
+    def runs_of(pattern):  # CELL may list several patterns: a,b; and end in [KEY=VALUE&...]
+        pattern, _, where = pattern.partition("[")
+        conds = [c.partition("=")[::2] for c in where.rstrip("]").split("&") if c]
+        runs = [r for r in records_of(name, every=bool(conds)) if any(
             fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(
-                cell_of(r["config"]["tag"]), p) for p in pattern.split(","))]
+                cell_of(r["config"]["tag"]), p) for p in pattern.split(","))
+            and all(same_value(r["config"].get(k), v) for k, v in conds)]
         if not runs:
             raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
         return runs
@@ -1560,8 +1573,9 @@ def trend(runs):
 def fill_numbers(doc, path):
     """Every marked number of a document, rewritten from the records."""
     @functools.cache
-    def records_of(name):
-        return current(read_records(f"results/{name}.jsonl"))
+    def records_of(name, every=False):  # every: superseded records too (a CELL[KEY=VALUE])
+        records = read_records(f"results/{name}.jsonl")
+        return records if every else current(records)
 
     def one(m):
         try:

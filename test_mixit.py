@@ -1819,7 +1819,8 @@ def test_report_skips_a_broken_record_line_and_names_it(tmp_path, capsys):
 def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
     """A number in README/FINDINGS sits between markers naming its records; fill_numbers()
     rewrites it (mean ± std, mean, each seed, a range, a count of runs, an accuracy at a step,
-    several cells at once; a rerun's latest record only), and a marker whose records are
+    several cells at once; a rerun's latest record only, unless [KEY=VALUE] names the earlier
+    recipe), and a marker whose records are
     missing is reported, not guessed."""
     import report
     monkeypatch.chdir(tmp_path)
@@ -1829,8 +1830,8 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
             f.write(json.dumps({"config": {"tag": f"t1/copy/mixit/s{i}", "steps": 400}, "wall_s": 90,
                                 "final": {"acc": a, "loss": 1.23456},
                                 "history": [{"step": 200, "acc": a / 2}, {"step": 400, "acc": a}]}) + "\n")
-        for a in (0.2, 0.9):  # a rerun supersedes the earlier record of its tag
-            f.write(json.dumps({"config": {"tag": "t3/add/mixit/s0"}, "final": {"acc": a},
+        for a, lr in ((0.2, 1e-3), (0.9, 3e-4)):  # a rerun supersedes the earlier record of its tag
+            f.write(json.dumps({"config": {"tag": "t3/add/mixit/s0", "lr": lr}, "final": {"acc": a},
                                 "history": []}) + "\n")
         f.write(json.dumps({"config": {"tag": "t7/bench/s0"}, "bench": [
             {"variant": "standard", "ms_per_step": 200.0, "samples_per_s": 100.0},
@@ -1842,12 +1843,14 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
                       m("quick t1/copy/mixit/s1 acc@200"), m("quick t1/copy/mixit,t3/add/mixit acc mean"),
                       m("quick t1/copy/mixit steps range"), m("quick t1/copy/mixit reached:60 seeds"),
                       m("quick t7/bench speedup:mixit"), m("quick t7/bench ms:mixit"),
-                      m("quick t7/bench samples:standard")])
+                      m("quick t7/bench samples:standard"), m("quick t3/add/mixit acc"),
+                      # [KEY=VALUE]: the runs of that config, superseded ones too (1e-3 = 0.001)
+                      m("quick t3/add/mixit[lr=1e-3] acc"), m("quick t3/add/mixit[lr=3e-4&tag=t3/add/mixit/s0] acc")])
     report.UNFOUND.clear()
     out = report.fill_numbers(doc, "README.md")
     assert [x.group(2) for x in report.NUMBER.finditer(out)] == [
         "60.0 ± 14.1", "60", "50.0, 70.0", "50.0-70.0", "1.235 ± 0.000", "2", "3", "35.0", "70.0",
-        "400", "not reached, 400", "25.0", "160", "100"]
+        "400", "not reached, 400", "25.0", "160", "100", "90.0", "20.0", "90.0"]
     assert report.fill_numbers(out, "README.md") == out and not report.UNFOUND
     gone = report.fill_numbers(m("quick t9/none acc", "42"), "README.md")
     assert gone == m("quick t9/none acc", "42") and "no record" in report.UNFOUND[-1]

@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from types import SimpleNamespace
 
@@ -87,6 +88,7 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
         steps(warmup, *args)
         runs.append((variant, model, args, []))
     sync()
+    wait_for_the_others()
     for _ in range(windows):
         for variant, model, args, window_s in runs:
             t0 = time.perf_counter()
@@ -114,6 +116,21 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
                                 "windows": windows, "per_window": per_window,
                                 **environment(device, dtype)})
     return rows
+
+
+def wait_for_the_others():
+    """Under `--pack`: the copies start together, but each compiles for a different time; one that
+    timed as soon as it was ready would time the GPU alone while the others still compile, and the
+    sum over copies would count that speed P times (the first --pack on an H200 did: 7.7x at
+    P = 16, with 3 of the 16 copies at their lone speed). So each copy waits here, warmed up, until
+    all P are: the barrier is a folder in which each copy leaves a file (PACK_BARRIER=folder:P)."""
+    folder, _, n = os.environ.get("PACK_BARRIER", "").rpartition(":")
+    if not folder:
+        return
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    deadline = time.time() + 600  # a copy that died must not hang the others forever
+    while len(os.listdir(folder)) < int(n) and time.time() < deadline:
+        time.sleep(0.01)
 
 
 # -----------------------------------------------------------------------------
@@ -210,23 +227,26 @@ DEFAULT_PER_GPU = 8  # before any packing record: 8 runs at once gave 3.0x on an
 def pack(argv, counts):
     """For each P in counts, P copies of `python bench.py ARGV` (one variant, seeds 0..P-1) at once
     on this machine's GPU, then their samples per second summed: what P runs at once get done.
-    Each copy times its median window while the others run (they start together, and each
-    warms up and compiles before it times). One record per P, tagged gpu/pack-P<P> by default."""
+    The copies start together, warm up (compile), wait for each other (wait_for_the_others) and
+    then time their windows side by side. One record per P, tagged gpu/pack-P<P> by default."""
     given = {"variant": "standard", **mixit.parse_args(argv)}
     out, tag = given.pop("out", PACK_RECORDS), given.pop("tag", "gpu/pack")
     rows = []
     for P in counts:
         files = [f"{out}.pack{P}-{i}.tmp" for i in range(P)]
-        procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--variant", "standard",
-                                   *argv, "--seed", str(i), "--out", f, "--tag", f"{tag}-P{P}-run"],
-                                  stdout=subprocess.DEVNULL) for i, f in enumerate(files)]
-        if any(p.wait() for p in procs):
-            raise tasks.UsageError(f"--pack: a copy of the benchmark failed at P = {P}")
+        with tempfile.TemporaryDirectory() as folder:
+            env = {**os.environ, "PACK_BARRIER": f"{folder}:{P}"}
+            procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--variant",
+                                       "standard", *argv, "--seed", str(i), "--out", f,
+                                       "--tag", f"{tag}-P{P}-run"], stdout=subprocess.DEVNULL, env=env)
+                     for i, f in enumerate(files)]
+            if any(p.wait() for p in procs):
+                raise tasks.UsageError(f"--pack: a copy of the benchmark failed at P = {P}")
         runs = [json.loads(open(f).readline()) for f in files]
         for f in files:
             os.remove(f)
         total = sum(r["bench"][0]["samples_per_s"] for r in runs)
-        rows.append({"P": P, "samples_per_s": total,
+        rows.append({"P": P, "samples_per_s": total, "together": True,  # timed after the barrier
                      "ms_per_step": [round(r["bench"][0]["ms_per_step"], 2) for r in runs]})
         print(f"P = {P:2d} at once: {total:9.0f} samples/s in all "
               f"({total / rows[0]['samples_per_s']:.1f}x P = {rows[0]['P']})")
@@ -237,8 +257,9 @@ def pack(argv, counts):
 
 def best_per_gpu(path=PACK_RECORDS):
     """PER_GPU's default: the P whose latest --pack record got the most samples per second on
-    the GPU that ran the newest of them; DEFAULT_PER_GPU where none has run."""
-    packs = [r for r in latest_records(path).values() if "P" in r.get("pack", {})]
+    the GPU that ran the newest of them; DEFAULT_PER_GPU where none has run. Records from before
+    the barrier (no "together") overstate a large P, so they do not count."""
+    packs = [r for r in latest_records(path).values() if r.get("pack", {}).get("together")]
     if not packs:
         return DEFAULT_PER_GPU
     gpu = max(packs, key=lambda r: r["time"])["device_name"]

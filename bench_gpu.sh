@@ -10,6 +10,8 @@
 #      e.g. git archive 1373a91 | tar x -C results/ckpt/before), and bench.py --pack 1,4,8,16
 #   6. one paper cell (t1/induction/standard/s0's recipe) with and without --cuda_graphs, same seed
 # Records go to $OUT (default results/): paper.jsonl (Table 7) and gpu.jsonl (the rest).
+# CUDA graphs are on by default (mixit.py --cuda_graphs); the rows measured without them say
+# --cuda_graphs false, so each row means what it did when it was first recorded.
 # PARTS="1 2 4" (env) runs only those parts (default: 1-4); PACK="1 8" packs only 1 and 8.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -24,14 +26,14 @@ S64="--task induction --task_size 64 --n_embd 512 --n_layer 2 --n_head 4 --batch
 
 if part 1; then
 echo "=== 1. width 512, batch 1000, compile + bf16"
-$PY bench.py $A512 --tag t7/bench/s0 --out $O/paper.jsonl
+$PY bench.py $A512 --cuda_graphs false --tag t7/bench/s0 --out $O/paper.jsonl
 fi
 if part 2; then
 echo "=== 2. width 128, batch 256: compile + bf16, eager fp32, eager bf16, compiled fp32"
-$PY bench.py $A128 --tag gpu/w128-compile-bf16 --out $O/gpu.jsonl
+$PY bench.py $A128 --cuda_graphs false --tag gpu/w128-compile-bf16 --out $O/gpu.jsonl
 $PY bench.py $A128 --compile false --dtype float32 --tag gpu/w128-eager-fp32 --out $O/gpu.jsonl
 $PY bench.py $A128 --variant standard --compile false --dtype bfloat16 --tag gpu/w128-eager-bf16 --out $O/gpu.jsonl
-$PY bench.py $A128 --variant standard --dtype float32 --tag gpu/w128-compile-fp32 --out $O/gpu.jsonl
+$PY bench.py $A128 --variant standard --dtype float32 --cuda_graphs false --tag gpu/w128-compile-fp32 --out $O/gpu.jsonl
 fi
 if part 3; then
 echo "=== 3. CUDA graphs, standard and mixit, widths 128 and 512"
@@ -65,9 +67,9 @@ rm -f $O/pack_*.log
 fi
 if part 5; then
 echo "=== 5. induction-64, width 512, batch 256: profile, ours vs HF Llama vs BEFORE, packing"
-$PY bench.py --profile $S64 --resample --tag gpu/profile-induction64-w512 --out $O/gpu.jsonl
+$PY bench.py --profile $S64 --resample --cuda_graphs false --tag gpu/profile-induction64-w512 --out $O/gpu.jsonl
 $PY bench.py --profile $S64 --resample --cuda_graphs --tag gpu/profile-induction64-w512-cudagraphs --out $O/gpu.jsonl
-$PY bench.py --variant standard $S64 --resample --tag gpu/ours-induction64-w512 --out $O/gpu.jsonl
+$PY bench.py --variant standard $S64 --resample --cuda_graphs false --tag gpu/ours-induction64-w512 --out $O/gpu.jsonl
 $PY bench.py --hf $S64 --resample --tag gpu/hf-induction64-w512 --out $O/gpu.jsonl
 if [ -n "${BEFORE:-}" ]; then  # the earlier code's step, same shape, same machine (no --resample
   (cd "$BEFORE" && $PY bench.py --variant standard $S64 --tag gpu/before-induction64-w512 --out "$(realpath -m $O)/gpu.jsonl")
@@ -79,6 +81,6 @@ echo "=== 6. a paper cell with and without CUDA graphs: same seed, curves side b
 CELL="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 3e-4 --warmup 300 --eval_interval 500
       --resample --batch_size 256 --steps 12000 --stop_acc 0.999 --task induction --task_size 64
       --variant standard --seed 0 --examples 0 --log_interval 500"
-$PY mixit.py $CELL --tag gpu/cell-induction64-standard --out $O/gpu.jsonl
+$PY mixit.py $CELL --cuda_graphs false --tag gpu/cell-induction64-standard --out $O/gpu.jsonl
 $PY mixit.py $CELL --cuda_graphs --tag gpu/cell-induction64-standard-cudagraphs --out $O/gpu.jsonl
 fi

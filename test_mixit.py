@@ -1270,6 +1270,27 @@ def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_pa
     assert [len(r["ms_per_step"]) for r in rows] == [1, 2] and records[0]["config"]["variant"] == "standard"
     best = max(rows, key=lambda r: r["samples_per_s"])["P"]
     assert bench.best_per_gpu(str(out)) == best and not list(tmp_path.glob("*.tmp"))
+    # a record from before the barrier (no "together") overstated large P: it does not count
+    with open(out, "a") as f:
+        f.write(json.dumps({**records[-1], "config": {"tag": "gpu/pack-P64"}, "time": "9999",
+                            "pack": {"P": 64, "samples_per_s": 1e12}}) + "\n")
+    assert bench.best_per_gpu(str(out)) == best
+
+
+def test_pack_copies_wait_for_each_other_before_they_time(tmp_path, monkeypatch):
+    """A --pack copy that is warmed up waits until all P copies are (a file each in the barrier
+    folder), so that no copy times the GPU while the others still compile; without the barrier
+    variable it does not wait at all."""
+    import threading
+    import bench
+    monkeypatch.delenv("PACK_BARRIER", raising=False)
+    bench.wait_for_the_others()  # not under --pack: returns at once, writes nothing
+    monkeypatch.setenv("PACK_BARRIER", f"{tmp_path}:2")
+    late = threading.Timer(0.3, lambda: (tmp_path / "the-other-copy").touch())
+    t0 = time.perf_counter()
+    late.start()
+    bench.wait_for_the_others()
+    assert time.perf_counter() - t0 >= 0.3 and len(list(tmp_path.iterdir())) == 2
 
 
 def test_no_file_imports_a_file_that_imports_it():

@@ -24,7 +24,6 @@ import os
 import re
 import subprocess
 import sys
-from collections import defaultdict
 
 import matplotlib
 
@@ -66,6 +65,7 @@ PAPER = {
     "t4/memorize": {"standard": 2.98, "frozen_qk": 2.25, "mixit": 2.18, "frozen_mlp": 1.13},
     "y/yelp": {"standard": 90.55, "mixit": 92.56},  # Yelp polarity, Table 3
 }
+
 
 
 # -----------------------------------------------------------------------------
@@ -113,9 +113,8 @@ def superseded(scale):
 
 
 def load(path, earlier=()):
-    """{cell: its records} of a results file; earlier: the tags whose record ran an earlier
-    recipe (superseded(), above), which the tables mark."""
-    cells = defaultdict(list)
+    """{cell: its records} of a results file; earlier: the tags to mark superseded (above)."""
+    cells = collections.defaultdict(list)
     for r in current(read_records(path)):
         r["superseded"] = r["config"]["tag"] in earlier
         cells[cell_of(r["config"]["tag"])].append(r)
@@ -159,7 +158,8 @@ def unstable(accs):
 
 def stat(values, scale=100, digits=1, n=True):
     """'mean ± std (n=N)' of a list of numbers, '–' when there are none (a missing cell); with
-    n=False without the n (the claims table states it once). Unstable accuracies are marked †."""
+    n=False without the n (the claims and timing tables state it once). Unstable accuracies are
+    marked †."""
     if not values:
         return "–"
     m, sd = mean_std([x * scale for x in values])
@@ -168,10 +168,6 @@ def stat(values, scale=100, digits=1, n=True):
         return f"{m:.{digits}f}{count}"
     dagger = " †" if scale == 100 and unstable(values) else ""
     return f"{m:.{digits}f} ± {sd:.{digits}f}{count}{dagger}"
-
-
-def ms(values, scale=100, digits=1):  # stat() without the n (the timing tables state it once)
-    return stat(values, scale, digits, n=False)
 
 
 def entry(cells, cell, key="acc"):
@@ -237,40 +233,10 @@ def floor(cells, prefix, key="acc"):
     return f"{100 * score:.1f} ({rule})"
 
 
-def paper(cell):
-    """' [N]': the paper's number for a cell (e.g. t1/needle/mixit), where it reports one."""
-    where, _, variant = cell.rpartition("/")
-    v = PAPER.get(where, {}).get(variant)
-    return f" [{v}]" if v is not None else ""
-
-
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def lowest_loss(runs):
-    """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
-    scale: 70 passes over 466 KB), the final loss hides how far it got."""
-    if not runs:
-        return "–"
-    best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
-    steps = ", ".join(str(h["step"]) for h in best)
-    return f"{stat([h['loss'] for h in best], 1, 3)} ({steps}){old(runs)}"
-
-
-def first_reaching(runs, target):
-    """'step (seconds)' of the first evaluation with acc >= target, per seed; '–' if none ran."""
-    if not runs:
-        return "–"
-    per_seed = []
-    for r in runs:
-        hit = next((h for h in r["history"] if h.get("acc", 0) >= target), None)
-        best = max(h.get("acc", 0) for h in r["history"])
-        per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit
-                        else f"– ({100 * best:.1f}%)")
-    return ", ".join(per_seed) + old(runs)
 
 
 def bench_runs(cells):
@@ -289,6 +255,10 @@ def speedups(bench, variant):
     return [100 * (r[variant] / r["standard"] - 1) for r in rates]
 
 
+# -----------------------------------------------------------------------------
+# Depth (Tables 6 and 6b, claim 6). A row is a setting, with its cell at each depth: CELL-L<depth>
+
+
 # Table 6b's rows (`run_all.sh --claims`): each a setting, with its cell at each depth
 DEPTH_ROWS = {"random-w256": "Random", "random_ref-w256": NAMES["random_ref"], "mixit-w256": "MixiT",
               "mixit-heads64": "MixiT"}
@@ -299,17 +269,38 @@ def add_setting(cfg):
     return f"width {cfg['n_embd']}, {cfg['n_head']} heads, add-{cfg['task_size']}"
 
 
+def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
+    return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
+
+
 def depth_rows(cells):
     """{row: {depth: cell}} for Table 6b. The 64-head MixiT row at Table 5's setting borrows its
     2-layer cell from Table 5 (run_all.sh does not run one configuration twice)."""
     rows = {}
     for row in DEPTH_ROWS:
-        at = {int(c.rsplit("-L", 1)[1]): c for c in cells if c.startswith(f"c6/add/{row}-L")}
+        at = at_depths(cells, f"c6/add/{row}")
         if row == "mixit-heads64" and at and cells.get("t5/add/heads64"):
             at[2] = "t5/add/heads64"
         if at:
             rows[row] = dict(sorted(at.items()))
     return rows
+
+
+def depth_table(cells, claims=False):
+    """([(row name, {depth: cell})], the depths of any row) of Table 6, or of Table 6b (claims).
+    Table 6: Random (at the scale's lr, and at the reference's 1e-2 where run: random-lr1e-2)
+    first, then MixiT. Table 6b: each row's setting is read off its shallowest cell's first run."""
+    if claims:
+        first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
+        rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
+                 f"{first[row]['config']['lr']:g}, {first[row]['steps']} steps)", at)
+                for row, at in depth_rows(cells).items()]
+    else:
+        variants = {c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")}
+        rows = [(NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}",
+                 at_depths(cells, f"t6/add/{v}"))
+                for v in sorted(variants, key=lambda v: (not v.startswith("random"), v))]
+    return rows, sorted({d for _, at in rows for d in at})
 
 
 def depth_pairs(cells, init=""):
@@ -321,16 +312,24 @@ def depth_pairs(cells, init=""):
     ran, mix = rows.get(f"random{init}-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
     where = "Table 6b"
     if not (ran and mix):
-        row = "random_ref-lr1e-2" if init else "random"
-        depths = sorted({int(c.split("-L")[1]) for c in cells if c.startswith(f"t6/add/{row}-L")})
-        ran = {d: f"t6/add/{row}-L{d}" for d in depths[:1] + depths[-1:]}
+        ran = at_depths(cells, "t6/add/" + ("random_ref-lr1e-2" if init else "random"))
+        ran = {d: ran[d] for d in (min(ran), max(ran))} if ran else {}
         mix = {d: f"t6/add/mixit-L{d}" for d in ran}
         where = "Table 6"
-        if len(depths) < 2 or not all(cells.get(c) for c in [*ran.values(), *mix.values()]):
+        if len(ran) < 2 or not all(cells.get(c) for c in [*ran.values(), *mix.values()]):
             return None
     lo, hi = min(ran), max(ran)
     return ((ran[lo], ran[hi]), (mix[min(mix)], mix[max(mix)]), (lo, hi), (min(mix), max(mix)),
             where)
+
+
+def depth_lines(cells, claims=False):
+    """Tables 6 and 6b: for each row a line of accuracies and one of token covariances, a column
+    per depth ('–' where not run)."""
+    rows, depths = depth_table(cells, claims)
+    return [[name, metric] + [Cell(at[d], key) if d in at else "–" for d in depths]
+            for name, at in rows
+            for metric, key in (("accuracy %", "acc"), ("token covariance", "token_cov"))]
 
 
 # -----------------------------------------------------------------------------
@@ -342,7 +341,7 @@ def depth_pairs(cells, init=""):
 
 
 class Reader:
-    """What a judge needs from the cells: final values, means, the longer of two runs."""
+    """What a judge needs from the cells: each seed's final value, means, text, the longer run."""
 
     def __init__(self, cells):
         self.cells = cells
@@ -354,61 +353,51 @@ class Reader:
     def mean(v):
         return sum(v) / len(v) if v else float("nan")
 
-    def text(self, cell, key="acc", scale=100, digits=1):  # ms() of a cell, ° as in the tables
-        return ms(self(cell, key), scale, digits) + old(self.cells.get(cell, []))
+    def text(self, cell, key="acc", scale=100, digits=1):  # stat() without n, ° as in the tables
+        return stat(self(cell, key), scale, digits, n=False) + old(self.cells.get(cell, []))
 
-    def longest(self, quick, long):
+    def longest(self, quick, long=None):  # Table 11's run (by default the cell c<N>/...) if run
+        long = long or "c" + quick[1:]
         return long if self(long) else quick
 
     def runs(self, cell):  # a cell's runs; Table 7's: its benchmarks on one machine (bench_runs)
         return bench_runs(self.cells) if cell == "t7/bench" else self.cells.get(cell, [])
 
-    @staticmethod
-    def note(cell):
-        return " (Table 11)" if cell.startswith("c") else ""
 
-    def tables(self, cells, quick, both):  # "Table 1", or "Tables 1, 11" where a long run is read
-        return both if any(self.note(c) for c in cells) else quick
-
-    def each(self, groups, test):
-        """(ok, partly) of a rule that must hold on each group of cells, test(*their values):
-        ok where it holds on all, partly on some; (None, False) while a cell has not run."""
-        if not all(self(c) for group in groups for c in group):
-            return None, False
-        holds = [test(*(self(c) for c in group)) for group in groups]
-        return all(holds), any(holds)
+def on_each(A, groups, test, table, vs=False):
+    """Claims 1-3, a rule that must hold on each task: groups {task: its cells}, test(*their
+    values): ok where it holds on all, partly on some, None while a cell has not run. Shows each
+    task's first cell (with vs: 'first vs second'), and says where it is Table 11's longer run."""
+    def label(t, c):  # the task, and where its cell is a longer run than Table 1's or 3's
+        return t + (" (MixiT 64 heads)" if "heads64" in c else " (Table 11)" * c.startswith("c"))
+    reads = [c for g in groups.values() for c in g]
+    ours = "; ".join(f"{label(t, g[0])} " + " vs ".join(A.text(c) for c in g[:1 + vs])
+                     for t, g in groups.items())
+    long = any(g[0].startswith("c") for g in groups.values())
+    where = f"Tables {table}, 11" if long else f"Table {table}"
+    if not all(A(c) for c in reads):
+        return ours, None, False, where, reads
+    holds = [test(*(A(c) for c in g)) for g in groups.values()]
+    return ours, all(holds), any(holds), where, reads
 
 
 def mixit_fails_retrieval(A):  # (1)
-    pairs = {t: (A.longest(f"t1/{t}/mixit", f"c1/{t}/mixit"),
-                 A.longest(f"t1/{t}/standard", f"c1/{t}/standard")) for t in RETRIEVAL}
-    ok, partly = A.each(pairs.values(), lambda m, s: A.mean(m) < 0.5 * A.mean(s))
-    return ("; ".join(f"{t}{A.note(m)} {A.text(m)}" for t, (m, s) in pairs.items()), ok, partly,
-            A.tables([m for m, _ in pairs.values()], "Table 1", "Tables 1, 11"),
-            [c for pair in pairs.values() for c in pair])
+    return on_each(A, {t: (A.longest(f"t1/{t}/mixit"), A.longest(f"t1/{t}/standard"))
+                       for t in RETRIEVAL}, lambda m, s: A.mean(m) < 0.5 * A.mean(s), 1)
 
 
 def frozen_qk_retrieves(A):  # (2)
-    fqk = {t: A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk") for t in RETRIEVAL}
-    ok, partly = A.each([(c,) for c in fqk.values()], lambda a: A.mean(a) >= 0.9)
-    return ("; ".join(f"{t}{A.note(c)} {A.text(c)}" for t, c in fqk.items()), ok, partly,
-            A.tables(fqk.values(), "Table 1", "Tables 1, 11"), list(fqk.values()))
+    return on_each(A, {t: (A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk"),)
+                       for t in RETRIEVAL}, lambda a: A.mean(a) >= 0.9, 1)
 
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the 64 heads the paper's MixiT
-    t3 = [("add", A.longest("t3/add/mixit", "c3/add/mixit-heads64"), "t3/add/standard"),  # has
-          ("modadd", A.longest("t3/modadd/mixit", "c3/modadd/mixit"),
-           A.longest("t3/modadd/standard", "c3/modadd/standard")),
-          ("dyck", A.longest("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
-          ("memorize", A.longest("t4/memorize/mixit", "c4/memorize/mixit"),
-           A.longest("t4/memorize/standard", "c4/memorize/standard"))]
-
-    def label(t, m):
-        return t + (" (MixiT 64 heads)" if "heads64" in m else A.note(m))
-    ok, partly = A.each([(m, s) for _, m, s in t3], same)
-    return ("; ".join(f"{label(t, m)} {A.text(m)} vs {A.text(s)}" for t, m, s in t3), ok, partly,
-            A.tables([m for _, m, _ in t3], "Table 3", "Tables 3, 11"),
-            [c for _, m, s in t3 for c in (m, s)])
+    L = A.longest  # has
+    return on_each(A, {"add": (L("t3/add/mixit", "c3/add/mixit-heads64"), "t3/add/standard"),
+                       "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
+                       "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
+                       "memorize": (L("t4/memorize/mixit"), L("t4/memorize/standard"))},
+                   same, 3, vs=True)
 
 
 def capacity_order(A):  # (4), in bits per trainable parameter, at the plateau where it was run
@@ -567,7 +556,7 @@ def claim_rows(cells):
 def summary(cells):
     """One line for the top of the README: which claims reproduced, from the claims table."""
     n, rows = claim_rows(cells)
-    by = defaultdict(list)
+    by = collections.defaultdict(list)
     for r in rows:
         by[r[3]].append(r[0].split(".")[0])
     parts = [f"{len(by[v])} {v} ({', '.join(by[v])})" for v in
@@ -619,7 +608,8 @@ def dtype_check(cells, other, name):
         compared += 1
         if differ(mine, theirs):
             scale, digits = (1, 3) if key == "loss" else (100, 1)
-            beyond.append(f"{cell} {ms(theirs, scale, digits)} vs {ms(mine, scale, digits)}")
+            beyond.append(f"{cell} {stat(theirs, scale, digits, False)} vs "
+                          f"{stat(mine, scale, digits, False)}")
     out.append(f"Cells beyond the fp32 seeds' spread: {len(beyond)} of {compared}"
                + (": " + "; ".join(beyond) if beyond else "") + ".")
     return "\n\n".join(out)
@@ -721,30 +711,54 @@ def caption(cells, text):
 
 
 def shown(cells, x):
-    """A table entry as text: a Cell through its show (with [paper] where asked), else str(x)."""
+    """A table entry as text: a Cell through its show, else str(x)."""
     if not isinstance(x, Cell):
         return str(x)
     text = str(SHOW[x.show](cells, x.cell, x.key))
-    return text + (paper(x.cell if x.paper is True else x.paper) if x.paper else "")
-
-
-def resolve(x, cells):  # a Table's field: data, or a function of the cells
-    return x(cells) if callable(x) else x
+    if x.paper:  # ' [N]': the paper's number for the cell (e.g. t1/needle/mixit), if it has one
+        where, _, variant = (x.cell if x.paper is True else x.paper).rpartition("/")
+        text += f" [{PAPER[where][variant]}]" if variant in PAPER.get(where, {}) else ""
+    return text
 
 
 def render_table(cells, t):
     """One entry of TABLES as markdown ('–': no rows yet; '': not drawn where `when` fails)."""
+    def of(x):  # a Table's field: data, or a function of the cells
+        return x(cells) if callable(x) else x
     if t.when and not t.when(cells):
         return ""
-    out = [f"**{t.title}**" + caption(cells, resolve(t.caption, cells))]
+    out = [f"**{t.title}**" + caption(cells, of(t.caption))]
     if t.note and t.note(cells):
         out.append(t.note(cells))
-    rows = resolve(t.rows, cells)
+    rows = of(t.rows)
     if rows is None:
         return "\n\n".join(out + ["–"])
-    rows = rows + [[FLOOR + f[0]] + list(f[1:]) for f in resolve(t.floor, cells)]
-    out.append(table(resolve(t.header, cells), [[shown(cells, x) for x in row] for row in rows]))
+    rows = rows + [[FLOOR + f[0]] + list(f[1:]) for f in of(t.floor)]
+    out.append(table(of(t.header), [[shown(cells, x) for x in row] for row in rows]))
     return "\n\n".join(out)
+
+
+def lowest_loss(runs):
+    """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
+    scale: 70 passes over 466 KB), the final loss hides how far it got."""
+    if not runs:
+        return "–"
+    best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
+    steps = ", ".join(str(h["step"]) for h in best)
+    return f"{stat([h['loss'] for h in best], 1, 3)} ({steps}){old(runs)}"
+
+
+def first_reaching(runs, target):
+    """'step (seconds)' of the first evaluation with acc >= target, per seed; '–' if none ran."""
+    if not runs:
+        return "–"
+    per_seed = []
+    for r in runs:
+        hit = next((h for h in r["history"] if h.get("acc", 0) >= target), None)
+        best = max(h.get("acc", 0) for h in r["history"])
+        per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit
+                        else f"– ({100 * best:.1f}%)")
+    return ", ".join(per_seed) + old(runs)
 
 
 def yelp_heads(cells, cell, key):
@@ -767,13 +781,6 @@ def seed_spread(cells, v, task):
     return text
 
 
-def with_seconds(cells, cell, key):
-    """Table 10's entry: entry() and the runs' mean training seconds."""
-    runs = cells.get(cell, [])
-    return entry(cells, cell, key) + (
-        f" ({sum(r['train_s'] for r in runs) / len(runs):.0f} s)" if runs else "")
-
-
 # How a Cell can be shown (its `show`): each a function (cells, cell, key) -> text
 SHOW = {
     "entry": entry,  # mean ± std (n=N) of the field, ° where an earlier recipe's record is read
@@ -785,7 +792,9 @@ SHOW = {
     "1000 steps earlier": lambda cells, c, key: stat([
         next(h["acc"] for h in reversed(r["history"]) if h["step"] <= r["steps"] - 1000)
         for r in cells.get(c, [])]),
-    "with seconds": with_seconds,
+    # Table 10: entry() and the runs' mean training seconds
+    "with seconds": lambda cells, c, key: entry(cells, c, key) + (
+        f" ({sum(r['train_s'] for r in cells[c]) / len(cells[c]):.0f} s)" if cells.get(c) else ""),
     "yelp heads": yelp_heads,
     "seeds": seed_spread,  # the draw study: its Cell's key is the task
 }
@@ -806,42 +815,8 @@ def heads_of(cells):  # Table 5's head counts, as run
     return sorted({int(c.split("heads")[1]) for c in cells if c.startswith("t5/")})
 
 
-def depth_lines(cells, rows, depths):
-    """Tables 6 and 6b: for each (name, {depth: cell}) a line of accuracies and one of token
-    covariances, a column per depth ('–' where not run)."""
-    return [[name, metric] + [Cell(at[d], key) if d in at else "–" for d in depths]
-            for name, at in rows
-            for metric, key in (("accuracy %", "acc"), ("token covariance", "token_cov"))]
-
-
-def depths_of(cells):  # Table 6's depths, as run
-    return sorted({int(c.split("-L")[1]) for c in cells if c.startswith("t6/")})
-
-
-def depth_table_rows(cells):
-    """Table 6: Random (at the scale's lr, and at the reference's 1e-2 where run: random-lr1e-2)
-    first, then MixiT, each at every depth."""
-    rows = []
-    for v in sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
-                    key=lambda v: (not v.startswith("random"), v)):
-        name = NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}"
-        rows.append((name, {d: f"t6/add/{v}-L{d}" for d in depths_of(cells)}))
-    return depth_lines(cells, rows, depths_of(cells))
-
-
-# Table 6b: each row's setting is read off its shallowest cell's first run
-
-
-def shallowest(cells):  # {row: its shallowest cell} of Table 6b
-    return {row: at[min(at)] for row, at in depth_rows(cells).items()}
-
-
-def depth_b_depths(cells):  # Table 6b's depths: any of its rows'
-    return sorted({d for at in depth_rows(cells).values() for d in at})
-
-
 def depth_b_caption(cells):
-    first = {row: cells[c][0] for row, c in shallowest(cells).items()}
+    first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
     r = first["random-w256"]["config"]
     return (f" (`run_all.sh --claims`): Random at width {r['n_embd']} on add-{r['task_size']} (lr "
             f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), where "
@@ -855,17 +830,11 @@ def depth_b_caption(cells):
                if "random_ref-w256" in first else ""))
 
 
-def depth_b_rows(cells):
-    first = {row: cells[c][0] for row, c in shallowest(cells).items()}
-    rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
-             f"{first[row]['config']['lr']:g}, {first[row]['steps']} steps)", at)
-            for row, at in depth_rows(cells).items()]
-    return depth_lines(cells, rows, depth_b_depths(cells))
-
-
-def depth_b_floor(cells):  # one floor row per task size
-    at = {cells[c][0]["config"]["task_size"]: c for c in shallowest(cells).values()}
-    return [[f" (add-{size})", "accuracy %", floor_of(c)] + [""] * (len(depth_b_depths(cells)) - 1)
+def depth_b_floor(cells):  # Table 6b: one floor row per task size
+    at = {cells[c][0]["config"]["task_size"]: c
+          for c in (at[min(at)] for at in depth_rows(cells).values())}
+    depths = depth_table(cells, True)[1]
+    return [[f" (add-{size})", "accuracy %", floor_of(c)] + [""] * (len(depths) - 1)
             for size, c in sorted(at.items())]
 
 
@@ -906,8 +875,9 @@ def bench_rows(cells):
 
     def of(v, key):
         return [x[key] for r in bench for x in r["bench"] if x["variant"] == v]
-    return [[NAMES[v], ms(of(v, "ms_per_step"), 1), ms(of(v, "samples_per_s"), 1, 0),
-             pct(speedups(bench, v))] for v in (x["variant"] for x in bench[-1]["bench"])]
+    return [[NAMES[v], stat(of(v, "ms_per_step"), 1, n=False),
+             stat(of(v, "samples_per_s"), 1, 0, n=False), pct(speedups(bench, v))]
+            for v in (x["variant"] for x in bench[-1]["bench"])]
 
 
 def yelp_caption(cells):
@@ -963,13 +933,14 @@ TABLES = [
           " on add: test accuracy (%) and the covariance (correlation) between token "
           "representations at the last block (paper: Random collapses to about 23% at 8-16 layers "
           "while its covariance grows; MixiT stays near 100%).",
-          lambda cells: ["variant", "metric"] + [f"L={d}" for d in depths_of(cells)],
-          depth_table_rows,
-          lambda cells: [["", "accuracy %"] + [floor_of("t6/")] * len(depths_of(cells))]),
+          lambda cells: ["variant", "metric"] + [f"L={d}" for d in depth_table(cells)[1]],
+          depth_lines,
+          lambda cells: [["", "accuracy %"] + [floor_of("t6/")] * len(depth_table(cells)[1])]),
     # depth where Random adds at 2 layers, for claim 6 (run_all.sh --claims)
     Table("Table 6b. Depth, where Random adds", depth_b_caption,
-          lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_b_depths(cells)],
-          depth_b_rows, depth_b_floor, when=lambda cells: "random-w256" in depth_rows(cells)),
+          lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_table(cells, True)[1]],
+          lambda cells: depth_lines(cells, True), depth_b_floor,
+          when=lambda cells: "random-w256" in depth_rows(cells)),
     # claims 2-5 where the quick cells stop before their plateau (run_all.sh --claims)
     Table("Table 11. Claims 2-5 past the plateau",
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
@@ -1029,12 +1000,12 @@ SCHEDULES = [(v, when, cell) for v in ("frozen_qk", "frozen_mlp") for when, cell
              + [("never unfrozen", "{home}/" + v)]]
 
 
-def contexts(cells):  # the longer-context study's context lengths
-    return sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
-
-
 def lm_or_acc(t):
     return "loss" if t == "lm" else "acc"
+
+
+def contexts(cells):  # the longer-context study's context lengths
+    return sorted({int(c.split("/")[1][2:]) for c in cells if c.startswith("s2/")})
 
 
 STUDIES = [
@@ -1084,12 +1055,20 @@ def render_studies(cells):
 # Figures
 
 
-def finish_plot(xlabel, ylabel, title, name):
+def save(name, title=None, dpi=120):
+    """Save the current figure into PLOT_DIR, with a title over all its panels, and close it."""
+    fig = plt.gcf()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi)
+    plt.close(fig)
+
+
+def finish_plot(xlabel, ylabel, title, name):  # a figure of one panel: its labels and legend
     plt.gca().set(xlabel=xlabel, ylabel=ylabel, title=title)
     plt.legend()
-    plt.tight_layout()
-    plt.savefig(f"{PLOT_DIR}/{name}", dpi=120)
-    plt.close()
+    save(name)
 
 
 # A figure must not say more than its table: every accuracy axis spans at least from the task's
@@ -1189,25 +1168,22 @@ def plot_depth(cells, scale):
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
     depths = set()
     for v in ("random", "mixit"):
-        pts = sorted((int(c.split("-L")[1]), c) for c in cells if c.startswith(f"t6/add/{v}-L"))
-        if not pts:
+        at = at_depths(cells, f"t6/add/{v}")
+        if not at:
             continue
-        depths |= {d for d, _ in pts}
+        depths |= set(at)
         for a, key, x in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
-            m, sd = zip(*(mean_std([x * y for y in final(cells, c, key)]) for _, c in pts))
-            a.errorbar([d for d, _ in pts], m, yerr=sd, fmt="o-", capsize=3,
-                       label=with_n(NAMES[v], [len(final(cells, c, key)) for _, c in pts]))
+            m, sd = zip(*(mean_std([x * y for y in final(cells, c, key)]) for c in at.values()))
+            a.errorbar(list(at), m, yerr=sd, fmt="o-", capsize=3,
+                       label=with_n(NAMES[v], [len(final(cells, c, key)) for c in at.values()]))
     accuracy_axis(ax[0], [floor_pct(cells, "t6/")] * bool(depths))
     for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
         a.set_xscale("log", base=2)
         a.set_xticks(sorted(depths), [str(d) for d in sorted(depths)])
         a.set(xlabel="n_layer", ylabel=label)
         a.legend(fontsize=8)
-    fig.suptitle(f"depth: random transformer vs MixiT ({scale}); mean, and std over seeds "
-                 "where n > 1")
-    fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/depth_{scale}.png", dpi=120)
-    plt.close(fig)
+    save(f"depth_{scale}.png", f"depth: random transformer vs MixiT ({scale}); mean, and std over "
+         "seeds where n > 1")
 
 
 def plot_seeds(cells):
@@ -1228,10 +1204,7 @@ def plot_seeds(cells):
         ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
         floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
         ax.set_title(t + " (dashed: the floor)" * floor_drawn)
-    fig.suptitle("every seed (quick scale)")
-    fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/seeds_quick.png", dpi=120)
-    plt.close(fig)
+    save("seeds_quick.png", "every seed (quick scale)")
 
 
 INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT",
@@ -1365,11 +1338,8 @@ def draw_attention(path, v, scale):
             axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
                                  f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
             axes[l][h].axis("off")
-    fig.suptitle(f"{NAMES[v]} on induction, one seed (seed {cfg.seed}): attention of one test "
-                 f"sequence ({scale})")
-    fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/attention_{v}_{scale}.png", dpi=110)
-    plt.close(fig)
+    save(f"attention_{v}_{scale}.png", f"{NAMES[v]} on induction, one seed (seed {cfg.seed}): "
+         f"attention of one test sequence ({scale})", dpi=110)
     return scores
 
 

@@ -510,7 +510,7 @@ CLAIMS = [
     ("7. Frozen-QK and MixiT train faster per sample", "+23.9% / +32.0%",
      "both > 5% faster, beyond the spread", faster_per_sample),
     ("8. LM: Frozen-QK near Standard, MixiT behind", "gaps +0.29 / +0.95 nats/token",
-     "Frozen-QK's gap under half of MixiT's", lm_gaps),
+     "Frozen-QK's gap under half of MixiT's, the two losses beyond the spread", lm_gaps),
 ]
 
 
@@ -1423,7 +1423,8 @@ def efficiency():
 # (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
 # [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config has those values, superseded runs
 # too: the way to cite a run of an earlier recipe, e.g. t6/add/mixit-L2[lr=1e-3&n_head=64]); KEY a
-# number of the record's `final`, of the record itself or of its config (acc, loss,
+# number of the record's `final`, of the record itself, of its `profile` or `pack` (bench.py
+# --profile, --pack) or of its config (acc, loss,
 # bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
 # (their summed wall time), `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the
 # first evaluation at PCT% or more), `speedup:VARIANT` (a benchmark's % more samples/s than
@@ -1456,7 +1457,9 @@ def record_values(r, key):
         return [next(hits, math.nan)]
     if at:
         return [h[base] for h in r["history"] if h["step"] == int(at)]
-    v = r.get("final", {}).get(base, r.get(base, r["config"].get(base)))
+    # a run's final result, the record itself, a profile's or a --pack's figures, the config
+    v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),
+                                r["config"]) if base in d), None)
     return [] if v is None else [v]
 
 

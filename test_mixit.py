@@ -2533,6 +2533,12 @@ def test_no_verdict_on_one_run_where_the_rule_reads_a_spread():
            for v, a in (("standard", 1.0), ("mixit", 0.1))}
     assert verdict(one, 1) == "reproduced"
     assert report.spread_rule("as claim 6") and not report.spread_rule("≥ 90% on each")
+    # claim 8 compares the two losses by the spread too: one LM run each gives no verdict
+    lm = {f"t2/lm/{v}": [{"final": {"loss": x}}] for v, x in
+          (("standard", 1.0), ("frozen_qk", 1.1), ("mixit", 2.0))}
+    assert verdict(lm, 8) == "–"
+    lm = {c: r + [{"final": {"loss": r[0]["final"]["loss"] + 0.01}}] for c, r in lm.items()}
+    assert verdict(lm, 8) == "reproduced"
     # claim 5 names the cells it reads, and the unsettled head counts between them
     heads = {"t5/add/heads1": runs(0.2, 0.21), "t5/add/heads4": runs(0.3, 0.5),
              "t5/add/heads64": runs(1.0, 1.0)}

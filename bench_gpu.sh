@@ -48,7 +48,7 @@ Q="--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 --e
    --batch_size 128 --steps 1000 --task add --task_size 4 --examples 0 --log_interval 500"
 $PY mixit.py $Q --out "" >/dev/null 2>&1  # warm the inductor cache, as a sweep's later runs find it
 for mode in compile eager; do
-  extra=""; [ $mode = eager ] && extra="--compile false"
+  extra="--cuda_graphs false"; [ $mode = eager ] && extra="--compile false"
   for P in ${PACK:-1 2 4 8}; do
     t=$(date +%s.%N)
     for i in $(seq $P); do

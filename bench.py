@@ -121,8 +121,8 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
 def wait_for_the_others():
     """Under `--pack`: the copies start together, but each compiles for a different time; one that
     timed as soon as it was ready would time the GPU alone while the others still compile, and the
-    sum over copies would count that speed P times (the first --pack on an H200 did: 7.7x at
-    P = 16, with 3 of the 16 copies at their lone speed). So each copy waits here, warmed up, until
+    sum over copies would count that speed P times (the first --pack on an H200 did: its P = 16
+    sum counted several copies at their lone speed). So each copy waits here, warmed up, until
     all P are: the barrier is a folder in which each copy leaves a file (PACK_BARRIER=folder:P)."""
     folder, _, n = os.environ.get("PACK_BARRIER", "").rpartition(":")
     if not folder:

@@ -378,8 +378,9 @@ def compiled(model, cfg, device, world=1):
     # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
     # cuda_graphs: replay the forward's and the backward's kernels as one CUDA graph each. Our
     # models are small enough that a step is bound by kernel launches, not by the matrix units:
-    # on an H200 this halved the step of Table 1's induction cell (FINDINGS, Efficiency). Under
-    # torchrun it stays off: DDP's gradient hooks inside a graph have not been run here.
+    # on an H200 the graph took most of the launch time out of Table 1's induction cell's step
+    # (FINDINGS, Efficiency). Under torchrun it stays off: DDP's gradient hooks inside a graph
+    # have not been run here.
     mode = "reduce-overhead" if cfg.cuda_graphs and world == 1 else "default"
     fwd = torch.compile(model, dynamic=False, mode=mode) if cfg.compile and on_cuda else model
     return fwd, (torch.cuda.synchronize if on_cuda else (lambda: None))
@@ -662,9 +663,9 @@ class Config:
     dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
                             "with native bf16, else fp32")
     compile: bool = _f(True, "torch.compile the model on CUDA (ignored on CPU)")
-    cuda_graphs: bool = _f(True, "with --compile on one GPU: mode='reduce-overhead' (CUDA graphs), "
-                                 "about half the step of a launch-bound model, same results "
-                                 "(FINDINGS, Efficiency); off under torchrun")
+    cuda_graphs: bool = _f(True, "with --compile on one GPU: mode='reduce-overhead' (CUDA graphs): "
+                                 "a step's kernels replayed as one, much faster for a launch-bound "
+                                 "model (FINDINGS, Efficiency); off under torchrun")
     data_pool: int = _f(0, "draw this many training batches at once and hand them out one by one "
                            "(a few large kernels instead of dozens of small ones a step); 0 = auto: "
                            "32 on one GPU, else 1 (the CPU's data stream as it has always been)")

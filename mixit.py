@@ -459,7 +459,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
         record.update(state["record"])
         record["resumed_at"] = record.get("resumed_at", []) + [start]
         print(f"resumed from {cfg.resume} at step {start}")
-    fwd, sync = compiled(model, cfg, device)  # evaluation calls the model itself
+    fwd, sync = compiled(model, cfg, device, world)  # evaluation calls the model itself
     train_fwd = fwd
     if world > 1:  # frozen parameters and MixiT's buffers need nothing special: DDP skips them
         ddp = nn.parallel.DistributedDataParallel(

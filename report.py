@@ -391,8 +391,8 @@ def frozen_qk_retrieves(A):  # (2)
                        for t in RETRIEVAL}, lambda a: A.mean(a) >= 0.9, 1)
 
 
-def mixit_matches_without_retrieval(A):  # (3): add and dyck with the 64 heads the paper's MixiT
-    L = A.longest  # has
+def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
+    L = A.longest
     return on_each(A, {"add": (L("t3/add/mixit", "c3/add/mixit-heads64"), "t3/add/standard"),
                        "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
                        "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),

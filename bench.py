@@ -20,6 +20,7 @@ requirements.txt.
 
 import argparse
 import dataclasses
+import fnmatch
 import hashlib
 import json
 import os
@@ -36,6 +37,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # (the op counter of
 import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
+from records import NAMES, pct, read_records, stat, table
 from runtime import append_record, environment, pick_device
 
 # -----------------------------------------------------------------------------
@@ -358,6 +360,7 @@ STEP_FLOOR_MS = 9.0
 RUN_START_S = 16.0
 MFU = 0.16
 PACKING_SPEEDUP = {1: 1.0, 2: 1.8, 4: 3.5, 8: 6.0}
+QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
 
 
 # The model prices a run alone on a GPU. run_all.sh packs PER_GPU runs to a GPU, and there the
@@ -402,15 +405,7 @@ def cost(argv, models, measured=None):
 
 def latest_records(path):
     """{tag: its latest record} of a results file (a rerun with a new recipe supersedes)."""
-    latest = {}
-    if path and os.path.isfile(path):
-        for line in open(path):
-            try:
-                r = json.loads(line)
-                latest[r["config"]["tag"]] = r
-            except (ValueError, KeyError, TypeError):  # a broken line is report.py's to name
-                pass
-    return latest
+    return {r["config"]["tag"]: r for r in read_records(path)}
 
 
 def plan(joblist, per_gpu=8, records="", price_out=""):
@@ -471,6 +466,32 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     return serial, packed
 
 
+def superseded_tags(scale):
+    """The tags whose record ran an earlier recipe of run_all.sh's (its queue reruns them), as
+    `bash run_all.sh --plan` found them (QUEUE_PRICE; paper scale only). Their cells are marked °,
+    and no verdict rests on them: a table may mix recipes while the queue is half done."""
+    priced = read_records(QUEUE_PRICE) if scale == "paper" else []
+    return set(priced[-1]["final"].get("superseded", [])) if priced else set()
+
+
+def queue_price_stale():
+    """The README's price of the paper-scale queue holds only for the queue it priced: the
+    same records and recipe give the same `bash run_all.sh --list`, whose hash it keeps."""
+    priced = read_records(QUEUE_PRICE)
+    if not priced:
+        return []
+    env = {k: v for k, v in os.environ.items() if k not in ("ONLY", "YELP")}
+    env["PYTHON"] = sys.executable  # run_all.sh runs bench.py with this one, not PATH's python
+    listed = subprocess.run(["bash", "run_all.sh", "--list"], capture_output=True, text=True,
+                            env=env, cwd=os.path.dirname(os.path.abspath(__file__)))
+    if listed.returncode != 0:
+        return [f"{QUEUE_PRICE}: bash run_all.sh --list failed: {listed.stderr.strip()[-300:]}"]
+    if hashlib.sha256(listed.stdout.encode()).hexdigest() == priced[-1]["config"]["queue_sha256"]:
+        return []
+    return [f"{QUEUE_PRICE}: the paper-scale queue changed since it was priced (new records or "
+            "a new recipe): run bash run_all.sh --plan"]
+
+
 # -----------------------------------------------------------------------------
 # The queue of `bash run_all.sh`: what is left to run, in the order that decides most first
 
@@ -527,6 +548,126 @@ def todo(joblist, records, estimates=""):
         with open(estimates, "w") as f:
             f.write("".join(f"{line.split()[0]} {minutes:.2f}\n" for line, minutes in left))
     return [line for line, _ in left]
+
+
+# -----------------------------------------------------------------------------
+# Table 7 and FINDINGS' efficiency tables, from these benchmarks' records (report.py places
+# them)
+
+
+def bench_runs(cells):
+    """Table 7's benchmark records (one per seed) taken on the newest one's machine, dtype, width
+    and thread count, so that a table never mixes two machines; [] if none ran."""
+    def machine(r):
+        return (r["device_name"], r.get("cpu_bf16"), r["device"], r["dtype"], r["threads"],
+                r["config"]["n_embd"])
+    runs = cells.get("t7/bench", [])
+    return [r for r in runs if machine(r) == machine(runs[-1])]
+
+
+def speedups(runs, variant):
+    """Per benchmark record: how many % more samples per second `variant` trains than Standard."""
+    rates = [{x["variant"]: x["samples_per_s"] for x in r["bench"]} for r in runs]
+    return [100 * (r[variant] / r["standard"] - 1) for r in rates]
+
+
+def bench_note(cells):
+    """Table 7's machine: the newest benchmark's, which every row was taken on (bench_runs)."""
+    runs = bench_runs(cells)
+    if not runs:
+        return ""
+    b, days = runs[-1], sorted({r["time"][:10] for r in runs})
+    return (f"{b['device_name']} ({b['device']}, {b['dtype']}, {b['threads']} threads, "
+            f"torch {b['torch']}, {days[0]}{' to ' + days[-1] if len(days) > 1 else ''}), "
+            + ", ".join(f"{k} {b['config'][k]}"
+                        for k in ("task", "n_embd", "n_layer", "batch_size"))
+            + (f"; mean ± std over {len(runs)} benchmarks" if len(runs) > 1 else ""))
+
+
+def bench_rows(cells):
+    """Table 7: each benchmarked variant's ms/step, samples/s and % against Standard."""
+    runs = bench_runs(cells)
+    if not runs:
+        return None
+
+    def of(v, key):
+        return [x[key] for r in runs for x in r["bench"] if x["variant"] == v]
+    return [[NAMES[v], stat(of(v, "ms_per_step"), 1, n=False),
+             stat(of(v, "samples_per_s"), 1, 0, n=False), pct(speedups(runs, v))]
+            for v in (x["variant"] for x in runs[-1]["bench"])]
+
+
+# (records file, tag, row label, what to show): each GPU gets these rows where it has records
+MS = "ms_per_step"
+GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", MS),
+            ("paper", "t7/bench/s0", "width 512, batch 1000: MFU (bf16 peak 989 TFLOP/s)", "mfu"),
+            ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", MS),
+            ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", MS),
+            ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", MS),
+            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", MS),
+            # the reference's model (HF Llama, sdpa, bf16 autocast) at Table 1's induction shape
+            # and ours beside it: bench.py --hf and bench.py --profile (bench_gpu.sh, part 5)
+            ("gpu", "gpu/hf-induction64-w512", "HF Llama, induction-64, width 512, batch 256: ms/step", MS),
+            ("gpu", "gpu/ours-induction64-w512", "ours, the same shape and batches: ms/step", MS)]
+# (row label, tags in results/extra.jsonl): the AVX2-only CPU in fp32, the AVX-512 bf16 CPU in
+# fp32 and in bf16 autocast
+CPU_ROWS = [("width 128, AVX2 CPU, fp32", "x/t7-bench-sweep-2026-11-21"),
+            ("width 128, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w128-float32"),
+            ("width 128, same CPU, bf16 autocast", "x/cpu-bench-w128-bfloat16"),
+            ("width 512, AVX2 CPU, fp32", "x/bench-w512-*"),
+            ("width 512, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w512-*-float32"),
+            ("width 512, same CPU, bf16 autocast", "x/cpu-bench-w512-*-bfloat16")]
+
+
+def bench_row(label, records, key=MS):
+    """A row of an efficiency table: each variant's ms/step (or MFU) in the records."""
+    by = {x["variant"]: x[key] for r in records for x in r["bench"]}
+    return [label] + ["–" if by.get(v) is None else f"{100 * by[v]:.1f}%" if key == "mfu"
+                      else f"{by[v]:.1f}" for v in VARIANTS]
+
+
+def efficiency():
+    """FINDINGS' efficiency block: GPU ms/step and MFU per variant, packing several runs on one
+    GPU (each run's own wall time, from its record), and the CPU benchmarks."""
+    files = {name: read_records(f"results/{name}.jsonl") for name in ("paper", "gpu", "extra")}
+
+    def on(gpu, tag, name="gpu"):
+        return [r for r in files[name] if r["config"]["tag"] == tag and r["device_name"] == gpu]
+    gpus = sorted({r["device_name"] for r in files["paper"] + files["gpu"]
+                   if r["device"].startswith("cuda")})
+    rows, pack = [], []
+    for gpu in gpus:
+        short = gpu.replace("NVIDIA ", "")
+        rows += [bench_row(f"{short}, {label}", on(gpu, tag, name), key)
+                 for name, tag, label, key in GPU_ROWS if on(gpu, tag, name)]
+        for mode in ("compile", "eager"):
+            one, eight = ([r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P{p}")] for p in (1, 8))
+            # the batch's wall clock: bench_gpu.sh records it since 2026-11-25
+            clock = [r["pack_wall_s"] for r in on(gpu, f"gpu/pack-wall-{mode}-P8")]
+            if one and eight:
+                pack.append([short, mode, f"{max(one):.1f}", f"{max(eight):.1f}",
+                             f"{clock[-1]:.1f}" if clock else "–",
+                             f"{60 / max(one):.1f} vs {8 * 60 / max(eight):.1f}"])
+    header = ["ms/step (or MFU)"] + [NAMES[v] for v in VARIANTS]
+    out = [table(header, rows)]
+    if pack:
+        out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a "
+                   "time and eight at once on one GPU; each run's wall time from its record (model "
+                   "build to record, without the interpreter's start), the slowest of the eight, "
+                   "and the batch's wall clock where bench_gpu.sh recorded it.\n\n"
+                   + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)",
+                            "8 at once: wall clock, s", "runs/min, 1 vs 8"], pack))
+    hits = {label: [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
+            for label, pattern in CPU_ROWS}
+    rows = [bench_row(label, runs) for label, runs in hits.items() if runs]
+    out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
+               "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
+               "`x/cpu-bench-*` in results/extra.jsonl):\n\n" + table(header, rows))
+    return "\n\n".join(out)
+
+
+# -----------------------------------------------------------------------------
+# The command line
 
 
 def main(argv):

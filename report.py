@@ -9,7 +9,9 @@ Nothing here is typed by hand: every number comes from a record (mean ± std ove
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
 table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
 results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/.
+`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims, the tables
+and the numbers in prose; records.py reads the records and holds the rules that compare cells,
+figures.py draws the figures, bench.py gives Table 7 and the efficiency tables.
 """
 
 import argparse
@@ -17,46 +19,22 @@ import collections
 import dataclasses
 import fnmatch
 import functools
-import hashlib
-import json
 import math
 import os
 import re
-import subprocess
 import sys
 
-import matplotlib
+import bench
+import figures
+from records import (DIGITS, DRAW_ROWS, HOME, NAMES, PERCENT, UNSTABLE, VARIANTS, at_depths,
+                     baseline, cell_of, config_of, current, differ, draw_runs, draw_values, entry,
+                     final, first_at, floor, load, mean_std, old, pct, read_records, same, stat,
+                     table, unstable)
 
-matplotlib.use("Agg")  # files only, no screen needed
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-
-import mixit  # noqa: E402
-import tasks  # noqa: E402
-
-PLOT_DIR = "plots"  # the smoke test draws into results/smoke_plots instead
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
-QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
-VARIANTS = ["standard", "frozen_qk", "frozen_mlp", "mixit", "random"]
-NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen-MLP",
-         "mixit": "MixiT", "random": "Random",
-         # Frozen-QK whose frozen W_Q, W_K start N(0, 0.02^2) as in the reference code, instead
-         # of the paper's N(0, 1/d)
-         "frozen_qk_ref": "Frozen-QK, reference init 0.02",
-         # Random at the same init: its frozen attention starts (and stays) near uniform (claim 6)
-         "random_ref": "Random, reference init 0.02",
-         # a variant in the other's block (Table 9, and the capacity rows of Table 11). MixiT
-         # cannot take RoPE, which rotates queries and keys: in Standard's block it keeps its
-         # learned positions, so that swap is the MLP and the residuals only
-         "standard_mixblock": "Standard in MixiT's block",
-         "mixit_stdblock": "MixiT in Standard's block (learned positions kept)"}
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
-UNSTABLE = 10  # points: seeds further apart than this mark their cell "†", unstable at its budget
-PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
-DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
-          "steps": 0, "ms": 0, "samples": 0, "reached": 0, "mixit_mult": 2}
 # The paper's numbers (v3, one run each), for the cells where it reports one.
 PAPER = {
     "t1/needle": {"standard": 100, "frozen_qk": 97.0, "mixit": 11.2},
@@ -65,194 +43,6 @@ PAPER = {
     "t4/memorize": {"standard": 2.98, "frozen_qk": 2.25, "mixit": 2.18, "frozen_mlp": 1.13},
     "y/yelp": {"standard": 90.55, "mixit": 92.56},  # Yelp polarity, Table 3
 }
-
-
-
-# -----------------------------------------------------------------------------
-# Records: each run appends one to results/<scale>.jsonl, tagged table/task/variant/seed.
-# A cell is a tag without its seed (t1/needle/mixit): records[cell] = [record per seed].
-
-
-def read_records(path):
-    """Every record of a .jsonl file, in order. A line that is not one (a run killed while
-    writing, a full disk) is named on stderr and skipped: one bad line hides no other."""
-    if not os.path.exists(path):
-        return []
-    records = []
-    with open(path) as f:
-        for i, line in enumerate(f, 1):
-            try:
-                if line.strip():
-                    r = json.loads(line)
-                    if not isinstance(r["config"]["tag"], str):  # every run record has one
-                        raise TypeError
-                    records.append(r)
-            except (ValueError, KeyError, TypeError) as e:
-                print(f"report.py: {path} line {i} skipped: not a run record "
-                      f"({type(e).__name__})", file=sys.stderr)
-    return records
-
-
-def cell_of(tag):
-    return re.sub(r"/s\d+$", "", tag)
-
-
-def current(records):
-    """The records that count: a rerun (run_all.sh reruns a cell whose recipe changed)
-    supersedes its earlier record; benchmarks keep every record (one per machine)."""
-    latest = {r["config"]["tag"]: r for r in records if "history" in r}
-    return [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
-
-
-def superseded(scale):
-    """The tags whose record ran an earlier recipe of run_all.sh's (its queue reruns them), as
-    `bash run_all.sh --plan` found them (QUEUE_PRICE; paper scale only). Their cells are marked °,
-    and no verdict rests on them: a table may mix recipes while the queue is half done."""
-    priced = read_records(QUEUE_PRICE) if scale == "paper" else []
-    return set(priced[-1]["final"].get("superseded", [])) if priced else set()
-
-
-def load(path, earlier=()):
-    """{cell: its records} of a results file; earlier: the tags to mark superseded (above)."""
-    cells = collections.defaultdict(list)
-    for r in current(read_records(path)):
-        r["superseded"] = r["config"]["tag"] in earlier
-        cells[cell_of(r["config"]["tag"])].append(r)
-    # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
-    # run the same configuration twice, so those cells borrow them.
-    for v in ("mixit", "random"):
-        for r in cells.get(f"t3/add/{v}", []):
-            cell = f"t6/add/{v}-L{r['config']['n_layer']}"
-            if not any(x["config"]["tag"].startswith(cell + "/") for x in cells[cell]):
-                cells[cell].append(r)
-    return cells
-
-
-def final(cells, cell, key="acc"):
-    """Each seed's final value of `key` in a cell; [] where it did not run."""
-    return [r["final"][key] for r in cells.get(cell, []) if key in r.get("final", {})]
-
-
-def config_of(cells, prefix, key="task_size"):
-    """A setting of the runs under `prefix` (their task size, by default); '?' if none ran."""
-    return next((runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix)), "?")
-
-
-# -----------------------------------------------------------------------------
-# A cell's seeds as text, and the rules that compare two cells
-
-
-def mean_std(values):
-    """(mean, sample std) of a list; std 0 for a single value."""
-    m = sum(values) / len(values)
-    if len(values) == 1:
-        return m, 0.0
-    return m, math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
-
-
-def unstable(accs):
-    """Do a cell's seeds (accuracies in [0, 1]) lie more than UNSTABLE points apart? Such a cell
-    is marked †, and no verdict of the claims table may rest on it."""
-    return len(accs) > 1 and 100 * (max(accs) - min(accs)) > UNSTABLE
-
-
-def stat(values, scale=100, digits=1, n=True):
-    """'mean ± std (n=N)' of a list of numbers, '–' when there are none (a missing cell); with
-    n=False without the n (the claims and timing tables state it once). Unstable accuracies are
-    marked †."""
-    if not values:
-        return "–"
-    m, sd = mean_std([x * scale for x in values])
-    count = f" (n={len(values)})" if n else ""
-    if len(values) == 1:
-        return f"{m:.{digits}f}{count}"
-    dagger = " †" if scale == 100 and unstable(values) else ""
-    return f"{m:.{digits}f} ± {sd:.{digits}f}{count}{dagger}"
-
-
-def entry(cells, cell, key="acc"):
-    """A table's entry for a cell: stat() of its final `key`, accuracies in %, ° where a record
-    of an earlier recipe is read."""
-    return (stat(final(cells, cell, key), 100 if key in PERCENT else 1, DIGITS.get(key, 1))
-            + old(cells.get(cell, [])))
-
-
-def old(runs):  # ' °' where a run ran an earlier recipe (superseded), else ''
-    return " °" if any(r.get("superseded") for r in runs) else ""
-
-
-def pct(values):  # '+mean ± std%' of percentages (one without the ±)
-    m, sd = mean_std(values)
-    return f"{m:+.0f}%" if len(values) == 1 else f"{m:+.0f} ± {sd:.0f}%"
-
-
-def same(a, b, points=5):
-    """Are two cells of accuracies equal? Their means lie within `points` of each other AND each
-    cell's std is under `points`: a noisier cell can only make this harder to pass, never easier."""
-    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
-    return 100 * abs(ma - mb) <= points and 100 * max(sa, sb) < points
-
-
-def differ(a, b):
-    """Do two cells differ by more than the larger of their standard deviations (or 1 point, for
-    seeds that agree exactly)? True / False; None if either is missing."""
-    if not a or not b:
-        return None
-    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
-    return abs(ma - mb) > max(sa, sb, 0.01)
-
-
-_FLOORS = {}
-
-
-def baseline(cells, prefix):
-    """(task, rule, score): the best trivial rule on the test set of the cells under `prefix`
-    (tasks.py, `baselines`), computed from the first record's task settings; None if no cell."""
-    r = next((runs[0] for c, runs in sorted(cells.items()) if c.startswith(prefix)), None)
-    if r is None:
-        return None
-    c = r["config"]
-    k = (c["task"], c["task_size"], "cpu", c["data_seed"], c["eval_size"], c.get("data", ""))
-    if k not in _FLOORS:
-        try:
-            task = tasks.make_task(*k, c.get("test_data", ""))
-        except tasks.UsageError:  # a data file that is gone since the run (Yelp): no floor
-            return None
-        _FLOORS[k] = (c["task"],) + tuple(tasks.best_baseline(task))
-    return _FLOORS[k]
-
-
-def floor(cells, prefix, key="acc"):
-    """The floor row's entry: 'score (rule)' of the best trivial rule (see baseline)."""
-    found = baseline(cells, prefix)
-    if found is None:
-        return "–"
-    task, rule, score = found
-    if task == "lm":
-        return f"{score:.3f} ({rule})" if key == "loss" else f"{score / math.log(2):.3f}"
-    return f"{100 * score:.1f} ({rule})"
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def bench_runs(cells):
-    """Table 7's benchmark records (one per seed) taken on the newest one's machine, dtype, width
-    and thread count, so that a table never mixes two machines; [] if none ran."""
-    def machine(r):
-        return (r["device_name"], r.get("cpu_bf16"), r["device"], r["dtype"], r["threads"],
-                r["config"]["n_embd"])
-    runs = cells.get("t7/bench", [])
-    return [r for r in runs if machine(r) == machine(runs[-1])]
-
-
-def speedups(bench, variant):
-    """Per benchmark record: how many % more samples per second `variant` trains than Standard."""
-    rates = [{x["variant"]: x["samples_per_s"] for x in r["bench"]} for r in bench]
-    return [100 * (r[variant] / r["standard"] - 1) for r in rates]
 
 
 # -----------------------------------------------------------------------------
@@ -267,10 +57,6 @@ DEPTH_ROWS = {"random-w256": "Random", "random_ref-w256": NAMES["random_ref"], "
 def add_setting(cfg):
     """'width W, H heads, add-N': what tells Table 6b's depth settings apart."""
     return f"width {cfg['n_embd']}, {cfg['n_head']} heads, add-{cfg['task_size']}"
-
-
-def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
-    return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
 
 
 def depth_rows(cells):
@@ -361,7 +147,7 @@ class Reader:
         return long if self(long) else quick
 
     def runs(self, cell):  # a cell's runs; Table 7's: its benchmarks on one machine (bench_runs)
-        return bench_runs(self.cells) if cell == "t7/bench" else self.cells.get(cell, [])
+        return bench.bench_runs(self.cells) if cell == "t7/bench" else self.cells.get(cell, [])
 
 
 def on_each(A, groups, test, table, vs=False):
@@ -469,13 +255,13 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
 
 
 def faster_per_sample(A):  # (7)
-    bench = bench_runs(A.cells)
-    if not bench:
+    runs = A.runs("t7/bench")
+    if not runs:
         return "not run yet", None, False, "Table 7", []
-    fq, mx = speedups(bench, "frozen_qk"), speedups(bench, "mixit")
+    fq, mx = bench.speedups(runs, "frozen_qk"), bench.speedups(runs, "mixit")
     faster = [m > max(5, sd) for m, sd in (mean_std(fq), mean_std(mx))]
-    return (f"{pct(fq)} / {pct(mx)} ({bench[-1]['device_name']}, "
-            f"{len(bench)} benchmark{'s' * (len(bench) > 1)})", all(faster), any(faster),
+    return (f"{pct(fq)} / {pct(mx)} ({runs[-1]['device_name']}, "
+            f"{len(runs)} benchmark{'s' * (len(runs) > 1)})", all(faster), any(faster),
             "Table 7", ["t7/bench"])
 
 
@@ -616,62 +402,6 @@ def dtype_check(cells, other, name):
 
 
 # -----------------------------------------------------------------------------
-# The draw study: how much does a run's random draw matter?
-
-
-DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
-
-
-def draw_runs(cells):
-    """{(row, task): runs} of the draw study: each variant's seeds 0-2 (the main tables) with
-    its seeds 3-9 (s1/), and MixiT without its sink head (s3/)."""
-    home = {"needle": "t1/needle", "add": "t3/add", "lm": "t2/lm"}
-    return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
-            else cells.get(f"{home[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
-            for v in DRAW_ROWS for t in home}
-
-
-def draw_values(runs, task):
-    """The draw study's number per run: accuracy in % (needle, add) or validation loss (lm)."""
-    return [r["final"]["loss"] if task == "lm" else 100 * r["final"]["acc"] for r in runs]
-
-
-def correlation(xs, ys):
-    """Pearson's r of two equal-length lists (0 where either does not vary)."""
-    x, y = torch.tensor(xs, dtype=torch.float64), torch.tensor(ys, dtype=torch.float64)
-    x, y = x - x.mean(), y - y.mean()
-    norm = float(x.norm() * y.norm())
-    return float(x @ y) / norm if norm > 0 else 0.0
-
-
-def draw_strength(record):
-    """One number for a run's random draw, read off its model rebuilt at initialization from the
-    record's config (same seed, same weights). MixiT: the mean mixing strength, the RMS of A - I
-    over the causal entries of every head but the sink (about sigma_h, Sec. 3). Frozen-QK: the mean
-    logit scale, the RMS entry of W_Q^T W_K / sqrt(d_head) per head, times the width (the std of
-    the attention logits for inputs of RMS 1), averaged over heads and blocks."""
-    fields = {f.name for f in dataclasses.fields(mixit.Config)}  # older records hold a few more
-    given = {k: v for k, v in record["config"].items()
-             if k in fields and k not in ("load", "save", "out", "tag")}
-    cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
-    _, model, *_ = mixit.build(cfg, verbose=False)
-    C, H = cfg.n_embd, cfg.n_head
-    values = []
-    for block in model.blocks:
-        if cfg.variant == "mixit":
-            A = block.attn.A  # (H, T, T)
-            Z = (A - torch.eye(A.size(-1)))[int(cfg.mixit_sink):]  # drop the sink head
-            causal = torch.ones_like(Z[0]).tril().bool()
-            values.append(float(Z[:, causal].pow(2).mean().sqrt()))
-        else:
-            Wq = block.attn.q_proj.weight.view(H, C // H, C)  # (H, d_head, C)
-            Wk = block.attn.k_proj.weight.view(H, C // H, C)
-            M = Wq.transpose(1, 2) @ Wk / math.sqrt(C // H)  # (H, C, C): x^T M y is a logit
-            values.append(float(M.pow(2).mean().sqrt() * C))
-    return sum(values) / len(values)
-
-
-# -----------------------------------------------------------------------------
 # The tables, as data. Each entry of TABLES (and of STUDIES) is one table: its bold title, by
 # which FINDINGS places it; its caption; its header; its rows; its floor rows. A row is a list of
 # entries, each either text or a Cell: which cell, which field of its records, and how to show
@@ -754,7 +484,7 @@ def first_reaching(runs, target):
         return "–"
     per_seed = []
     for r in runs:
-        hit = next((h for h in r["history"] if h.get("acc", 0) >= target), None)
+        hit = first_at(r, target)
         best = max(h.get("acc", 0) for h in r["history"])
         per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit
                         else f"– ({100 * best:.1f}%)")
@@ -777,7 +507,7 @@ def seed_spread(cells, v, task):
     d = 3 if task == "lm" else 1
     text = f"{stat(vals, 1, d)}, {min(vals):.{d}f}–{max(vals):.{d}f}" if vals else "–"
     if v in ("frozen_qk", "mixit") and len(vals) >= 5:
-        text += f"; r = {correlation([draw_strength(r) for r in runs], vals):+.2f}"
+        text += f"; r = {figures.correlation([figures.draw_strength(r) for r in runs], vals):+.2f}"
     return text
 
 
@@ -804,10 +534,6 @@ def floor_of(prefix, key="acc"):  # a floor row's entry (see floor)
     return Cell(prefix, key, "floor")
 
 
-# Where each task's cells of the main tables live: t1/needle/<variant>, ...
-HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "hop": "t1/hop",
-        "lm": "t2/lm", "add": "t3/add", "modadd": "t3/modadd", "dyck": "t3/dyck",
-        "memorize": "t4/memorize"}
 T3 = ["add", "modadd", "dyck", "memorize"]
 
 
@@ -852,32 +578,6 @@ def plateau_rows(cells):
     rows += [(NAMES[v] + " (memorize)", f"c4/memorize/{v}") for v in memorize]
     return [[name, Cell(c), Cell(c, "bits_per_param", paper="t4/" + c[3:]) if c.startswith("c4/")
              else "–", Cell(c, show="1000 steps earlier")] for name, c in rows]
-
-
-def bench_note(cells):
-    """Table 7's machine: the newest benchmark's, which every row was taken on (bench_runs)."""
-    bench = bench_runs(cells)
-    if not bench:
-        return ""
-    b, days = bench[-1], sorted({r["time"][:10] for r in bench})
-    return (f"{b['device_name']} ({b['device']}, {b['dtype']}, {b['threads']} threads, "
-            f"torch {b['torch']}, {days[0]}{' to ' + days[-1] if len(days) > 1 else ''}), "
-            + ", ".join(f"{k} {b['config'][k]}"
-                        for k in ("task", "n_embd", "n_layer", "batch_size"))
-            + (f"; mean ± std over {len(bench)} benchmarks" if len(bench) > 1 else ""))
-
-
-def bench_rows(cells):
-    """Table 7: each benchmarked variant's ms/step, samples/s and % against Standard."""
-    bench = bench_runs(cells)
-    if not bench:
-        return None
-
-    def of(v, key):
-        return [x[key] for r in bench for x in r["bench"] if x["variant"] == v]
-    return [[NAMES[v], stat(of(v, "ms_per_step"), 1, n=False),
-             stat(of(v, "samples_per_s"), 1, 0, n=False), pct(speedups(bench, v))]
-            for v in (x["variant"] for x in bench[-1]["bench"])]
 
 
 def yelp_caption(cells):
@@ -960,7 +660,7 @@ TABLES = [
     Table("Table 7. Training speed",
           " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
           "faster per sample than Standard.",
-          ["variant", "ms/step", "samples/s", "vs Standard"], bench_rows, note=bench_note),
+          ["variant", "ms/step", "samples/s", "vs Standard"], bench.bench_rows, note=bench.bench_note),
     # the recipe's cost, read off each run's evaluation history
     Table("Table 8. Steps to result",
           ": the first evaluation (every {every:t1/} steps) at which test accuracy reached 99%, "
@@ -1052,370 +752,6 @@ def render_studies(cells):
 
 
 # -----------------------------------------------------------------------------
-# Figures
-
-
-def save(name, title=None, dpi=120):
-    """Save the current figure into PLOT_DIR, with a title over all its panels, and close it."""
-    fig = plt.gcf()
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi)
-    plt.close(fig)
-
-
-def finish_plot(xlabel, ylabel, title, name):  # a figure of one panel: its labels and legend
-    plt.gca().set(xlabel=xlabel, ylabel=ylabel, title=title)
-    plt.legend()
-    save(name)
-
-
-# A figure must not say more than its table: every accuracy axis spans at least from the task's
-# floor to 100% (on an axis from 99.4 to 99.9%, a half-point dip between two single runs looks
-# like a collapse), every curve says its n, and a spread over seeds is drawn where n > 1.
-
-
-def with_n(name, ns):
-    """A legend entry with its seeds: 'Standard (n=3)', 'n=1-3' where its points differ, or
-    'one seed' where each point is a single run (no spread to draw)."""
-    lo, hi = min(ns), max(ns)
-    return f"{name} ({'one seed' if hi == 1 else f'n={lo}' if lo == hi else f'n={lo}–{hi}'})"
-
-
-def floor_pct(cells, prefix):
-    found = baseline(cells, prefix)  # the best trivial rule's test accuracy (%); None: unknown
-    return None if found is None else 100 * found[2]
-
-
-def accuracy_axis(ax, floors, xs=None):
-    """Stretch an accuracy axis (%) to span the floor to 100% at least, and draw the floor dashed:
-    along xs where it changes with the task's size, else across the panel. True if it drew one."""
-    known = [(x, f) for x, f in zip(floors if xs is None else xs, floors) if f is not None]
-    if known:
-        style = dict(color="gray", linestyle="--", linewidth=1, label="trivial rule (floor)")
-        if xs is None:
-            ax.axhline(min(f for _, f in known), **style)
-        else:
-            ax.plot(*zip(*known), **style)
-    lo, hi = ax.get_ylim()
-    ax.set_ylim(min([lo] + [f for _, f in known]) - 2, max(hi, 102))
-    return bool(known)
-
-
-def size_curve(cells, pattern, key="acc"):
-    """[(task size, mean, std, n, cell)] over the cells whose name matches `pattern`, by size."""
-    return sorted((runs[0]["config"]["task_size"], *mean_std(a), len(a), c)
-                  for c, runs in cells.items() if re.fullmatch(pattern, c)
-                  and (a := final(cells, c, key)))
-
-
-def plot_needle(cells, scale):
-    curves = {v: size_curve(cells, rf"(f1/needle\d+|t1/needle)/{v}")
-              for v in ("standard", "frozen_qk", "mixit")}
-    if not any(len(pts) > 1 for pts in curves.values()):
-        return
-    plt.figure(figsize=(5, 3.5))
-    floors = {}
-    for i, (v, pts) in enumerate(curves.items()):
-        if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
-            x, m, sd, n, at = zip(*pts)
-            plt.errorbar([a + 0.08 * (i - 1) for a in x], [100 * a for a in m],
-                         yerr=[100 * s for s in sd], fmt="o-", capsize=3, label=with_n(NAMES[v], n))
-            floors.update({size: floor_pct(cells, c) for size, c in zip(x, at)})
-    accuracy_axis(plt.gca(), [floors[x] for x in sorted(floors)], sorted(floors))
-    finish_plot("max key-value pairs (task_size)", "test accuracy (%), mean ± std over seeds",
-                f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
-
-
-def plot_context(cells, scale):
-    """Validation bits per byte against the context length (Table 2's lm cells and the longer-
-    context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays random."""
-    curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
-              for v in ("standard", "frozen_qk", "mixit")}
-    if not any(len(pts) > 1 for pts in curves.values()):
-        return
-    plt.figure(figsize=(5, 3.5))
-    for v, pts in curves.items():
-        if len(pts) > 1:
-            x, m, sd, n, _ = zip(*pts)
-            plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=with_n(NAMES[v], n))
-    plt.xscale("log", base=2)
-    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items()
-                    if c.startswith(("t2/lm/", "s2/"))})
-    plt.xticks(ticks, [str(t) for t in ticks])
-    finish_plot("context length (bytes)", "validation bits per byte (mean ± std)",
-                f"language modelling against context ({scale})", f"lm_context_{scale}.png")
-
-
-def plot_lm_curves(cells, scale):
-    """Every seed's validation curve, one colour per variant."""
-    if not any(c.startswith("t2/lm/") for c in cells):
-        return
-    plt.figure(figsize=(5, 3.5))
-    for i, v in enumerate(VARIANTS):
-        runs = cells.get(f"t2/lm/{v}", [])
-        for r in runs:
-            h = r["history"]
-            plt.plot([p["step"] for p in h], [p["bpb"] for p in h], color=f"C{i}", linewidth=1,
-                     label=with_n(NAMES[v], [len(runs)]) if r is runs[0] else None)
-    finish_plot("step", "validation bits per byte", f"byte-level LM learning curves, every seed "
-                f"({scale})", f"lm_curves_{scale}.png")
-
-
-def plot_depth(cells, scale):
-    """Table 6 drawn: mean ± std over seeds at each depth, accuracy from the floor up."""
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
-    depths = set()
-    for v in ("random", "mixit"):
-        at = at_depths(cells, f"t6/add/{v}")
-        if not at:
-            continue
-        depths |= set(at)
-        for a, key, x in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
-            m, sd = zip(*(mean_std([x * y for y in final(cells, c, key)]) for c in at.values()))
-            a.errorbar(list(at), m, yerr=sd, fmt="o-", capsize=3,
-                       label=with_n(NAMES[v], [len(final(cells, c, key)) for c in at.values()]))
-    accuracy_axis(ax[0], [floor_pct(cells, "t6/")] * bool(depths))
-    for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
-        a.set_xscale("log", base=2)
-        a.set_xticks(sorted(depths), [str(d) for d in sorted(depths)])
-        a.set(xlabel="n_layer", ylabel=label)
-        a.legend(fontsize=8)
-    save(f"depth_{scale}.png", f"depth: random transformer vs MixiT ({scale}); mean, and std over "
-         "seeds where n > 1")
-
-
-def plot_seeds(cells):
-    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
-    if not any(c.startswith("s1/") for c in cells):
-        return
-    draws = draw_runs(cells)
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.5))
-    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
-    for ax, t in zip(axes, ("needle", "add", "lm")):
-        for i, v in enumerate(variants):
-            vals = draw_values(draws[v, t], t)
-            n = len(vals)
-            jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
-            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7, color=f"C{i}")
-        ax.set_xticks(range(len(variants)), [f"{NAMES.get(v, 'MixiT, no sink')}\nn="
-                      f"{len(draws[v, t])}" for v in variants], rotation=20, fontsize=8)
-        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
-        floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
-        ax.set_title(t + " (dashed: the floor)" * floor_drawn)
-    save("seeds_quick.png", "every seed (quick scale)")
-
-
-INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT",
-              "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
-
-
-# The settings in which covariance_at_init draws untrained models: (title, width, digits of add,
-# MixiT's heads, depths, where the numbers are kept, figure or ''): a wide sweep of depth, and the
-# setting of claim 6's cells (Table 6b), so that a trained cell's covariance has its init beside it
-INIT_SETTINGS = [
-    ("", 64, 4, 4, (1, 2, 4, 8, 16, 32), "results/covariance_at_init.json", "covariance_at_init.png"),
-    (", in claim 6's setting (Table 6b)", 256, 3, 64, (2, 8, 16),
-     "results/covariance_at_init_w256.json", ""),
-]
-
-
-def covariance_at_init(setting, draw=True, seeds=10):
-    """The paper's signal-propagation result needs no training: at initialization, how alike are
-    the token representations at the last block, as depth grows? Softmax attention at init
-    averages tokens together (rank collapse), MixiT's identity-plus-noise does not. Untrained
-    models on add test sequences, mean over `seeds` seeds, in one of INIT_SETTINGS; a table row
-    each (and a figure). The numbers are kept in a JSON file, which --check reads instead of
-    recomputing them (another CPU may round the last digit differently)."""
-    title, width, digits, mixit_heads, depths, saved, figure = setting
-
-    def shown(curves):
-        return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
-
-    def covariance(v, L, seed):  # of one untrained model
-        cfg = mixit.resolve_config({"task": "add", "task_size": digits, "n_layer": L,
-                                    "variant": v.removesuffix("_ref"),
-                                    "qk_init_std": 0.02 if v.endswith("_ref") else 0,
-                                    "n_embd": width, "n_head": mixit_heads if v == "mixit" else 4,
-                                    "seed": seed, "device": "cpu", "out": "", "eval_size": 256})
-        task, model, *_ = mixit.build(cfg, verbose=False)
-        return mixit.token_covariance(model, task)
-    if draw or not os.path.exists(saved):
-        # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at the reference's
-        # 0.02 instead of 1/sqrt(d), the init of every Random in the reference's depth script
-        curves = {v: [mean_std([covariance(v, L, s) for s in range(seeds)]) for L in depths]
-                  for v in ("standard", "mixit", "standard_ref")}
-        if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
-            with open(saved, "w") as f:  # (a change in the last digits only is not written)
-                json.dump(curves, f, indent=1)
-    else:
-        curves = json.load(open(saved))
-    if draw and figure:
-        plt.figure(figsize=(5, 3.5))
-        for v, means in curves.items():
-            plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
-                         capsize=2, label=INIT_NAMES[v])
-        plt.xscale("log", base=2)
-        finish_plot("n_layer", "token covariance at the last block",
-                    f"at initialization, width {width} ({seeds} seeds)", figure)
-    heads = "4 heads" + (f" (MixiT {mixit_heads})" if mixit_heads != 4 else "")
-    return (f"**Token covariance at initialization{title}** (no training; add-{digits} test "
-            f"sequences, width {width}, {heads}, mean ± std over {seeds} seeds"
-            + (f"; `plots/{figure}`" if figure else "") + "). "
-            "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
-            "share its init exactly (they differ only in what trains)"
-            + ("; its W_Q, W_K at the reference's 0.02 instead of 1/√d stand for the reference's "
-               "Random, and for ours at that init" if "standard_ref" in curves else "") + ".\n\n"
-            + table(["variant"] + [f"L={d}" for d in depths],
-                    [[INIT_NAMES[v]] + row for v, row in zip(curves, shown(curves))]))
-
-
-@torch.no_grad()
-def induction_scores(model, task):
-    """Per layer and head, on the induction task's test set (query q at the last position, its
-    earlier occurrence at p):
-        induction score: attention from the query to p+1, the token after the earlier q
-        previous-token score: mean attention from each position t to t-1
-    An induction head scores near 1 on the first, a previous-token head on the second."""
-    model.eval()
-    x = task.test[0][:500]
-    _, _, atts = model(x, return_hidden=True)  # list of (B, H, T, T), one per layer
-    B, T = x.shape
-    p = (x[:, :-1] == x[:, -1:]).float().argmax(1)  # (B,) where the query appeared before
-    rows = torch.arange(B, device=x.device)
-    t = torch.arange(1, T, device=x.device)
-    scores = []
-    for att in atts:
-        att = att.float()
-        induction = att[rows, :, T - 1, p + 1].mean(0)  # (H,)
-        previous = att[:, :, t, t - 1].mean((0, 2))  # (H,)
-        scores.append({"induction": induction.tolist(), "previous": previous.tolist()})
-    return scores
-
-
-def plot_attention(scale, draw=True):
-    """Attention maps of the 2-layer models trained on induction, with per-head scores. The
-    checkpoints (seed 0, run_all.sh --save) stay out of git, so the scores are also kept in
-    results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
-    the committed PNGs), and any run with the checkpoints rewrites it."""
-    saved = f"results/heads_{scale}.json"
-    heads = json.load(open(saved)) if os.path.exists(saved) else {}
-    lines = []
-    for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
-        path = f"results/ckpt/{scale}_induction_{v}.pt"
-        if draw and os.path.exists(path):  # (--check reads the saved scores)
-            heads[v] = draw_attention(path, v, scale)
-        if v in heads:  # the variant's best previous-token and induction heads
-            best = [max((s, l, h) for l, layer in enumerate(heads[v])
-                        for h, s in enumerate(layer[k])) for k in ("previous", "induction")]
-            lines.append([NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best])
-    if not lines:
-        return ""
-    if draw:
-        with open(saved, "w") as f:
-            json.dump(heads, f, indent=1)
-    return ("**Attention heads on induction** (2-layer models; `plots/attention_*`): the best "
-            "previous-token score (mean attention from t to t-1) and the best induction score "
-            "(attention from the query to the token after its earlier occurrence). Chance for "
-            "the induction score is about 1/T.\n\n"
-            + table(["variant", "previous-token head", "induction head"], lines))
-
-
-def draw_attention(path, v, scale):
-    """Each head's attention on one test sequence, of a checkpoint's model; returns its scores."""
-    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
-    task, model, _, _, _ = mixit.build(cfg, verbose=False)
-    model.load_state_dict(mixit.load_checkpoint(path)["model"])
-    scores = induction_scores(model, task)
-    with torch.no_grad():
-        _, _, atts = model(task.test[0][:1], return_hidden=True)
-    L, H = len(atts), atts[0].size(1)
-    fig, axes = plt.subplots(L, H, figsize=(2.2 * H, 2.3 * L), squeeze=False)
-    for l in range(L):
-        for h in range(H):
-            axes[l][h].imshow(atts[l][0, h].float().numpy(), cmap="viridis")
-            axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
-                                 f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
-            axes[l][h].axis("off")
-    save(f"attention_{v}_{scale}.png", f"{NAMES[v]} on induction, one seed (seed {cfg.seed}): "
-         f"attention of one test sequence ({scale})", dpi=110)
-    return scores
-
-
-# -----------------------------------------------------------------------------
-# The efficiency tables (FINDINGS), from the benchmark records (bench.py, bench_gpu.sh)
-
-# (records file, tag, row label, what to show): each GPU gets these rows where it has records
-MS = "ms_per_step"
-GPU_ROWS = [("paper", "t7/bench/s0", "width 512, batch 1000, compile + bf16: ms/step", MS),
-            ("paper", "t7/bench/s0", "width 512, batch 1000: MFU (bf16 peak 989 TFLOP/s)", "mfu"),
-            ("gpu", "gpu/w512-cudagraphs-bf16", "width 512, CUDA graphs: ms/step", MS),
-            ("gpu", "gpu/w128-compile-bf16", "width 128, batch 256, compile + bf16: ms/step", MS),
-            ("gpu", "gpu/w128-eager-fp32", "width 128, batch 256, eager fp32: ms/step", MS),
-            ("gpu", "gpu/w128-cudagraphs-bf16", "width 128, CUDA graphs: ms/step", MS),
-            # the reference's model (HF Llama, sdpa, bf16 autocast) at Table 1's induction shape
-            # and ours beside it: bench.py --hf and bench.py --profile (bench_gpu.sh, part 5)
-            ("gpu", "gpu/hf-induction64-w512", "HF Llama, induction-64, width 512, batch 256: ms/step", MS),
-            ("gpu", "gpu/ours-induction64-w512", "ours, the same shape and batches: ms/step", MS)]
-# (row label, tags in results/extra.jsonl): the AVX2-only CPU in fp32, the AVX-512 bf16 CPU in
-# fp32 and in bf16 autocast
-CPU_ROWS = [("width 128, AVX2 CPU, fp32", "x/t7-bench-sweep-2026-11-21"),
-            ("width 128, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w128-float32"),
-            ("width 128, same CPU, bf16 autocast", "x/cpu-bench-w128-bfloat16"),
-            ("width 512, AVX2 CPU, fp32", "x/bench-w512-*"),
-            ("width 512, AVX-512 bf16 CPU, fp32", "x/cpu-bench-w512-*-float32"),
-            ("width 512, same CPU, bf16 autocast", "x/cpu-bench-w512-*-bfloat16")]
-
-
-def bench_row(label, records, key=MS):
-    """A row of an efficiency table: each variant's ms/step (or MFU) in the records."""
-    by = {x["variant"]: x[key] for r in records for x in r["bench"]}
-    return [label] + ["–" if by.get(v) is None else f"{100 * by[v]:.1f}%" if key == "mfu"
-                      else f"{by[v]:.1f}" for v in VARIANTS]
-
-
-def efficiency():
-    """FINDINGS' efficiency block: GPU ms/step and MFU per variant, packing several runs on one
-    GPU (each run's own wall time, from its record), and the CPU benchmarks."""
-    files = {name: read_records(f"results/{name}.jsonl") for name in ("paper", "gpu", "extra")}
-
-    def on(gpu, tag, name="gpu"):
-        return [r for r in files[name] if r["config"]["tag"] == tag and r["device_name"] == gpu]
-    gpus = sorted({r["device_name"] for r in files["paper"] + files["gpu"]
-                   if r["device"].startswith("cuda")})
-    rows, pack = [], []
-    for gpu in gpus:
-        short = gpu.replace("NVIDIA ", "")
-        rows += [bench_row(f"{short}, {label}", on(gpu, tag, name), key)
-                 for name, tag, label, key in GPU_ROWS if on(gpu, tag, name)]
-        for mode in ("compile", "eager"):
-            one, eight = ([r["wall_s"] for r in on(gpu, f"gpu/pack-{mode}-P{p}")] for p in (1, 8))
-            # the batch's wall clock: bench_gpu.sh records it since 2026-11-25
-            clock = [r["pack_wall_s"] for r in on(gpu, f"gpu/pack-wall-{mode}-P8")]
-            if one and eight:
-                pack.append([short, mode, f"{max(one):.1f}", f"{max(eight):.1f}",
-                             f"{clock[-1]:.1f}" if clock else "–",
-                             f"{60 / max(one):.1f} vs {8 * 60 / max(eight):.1f}"])
-    header = ["ms/step (or MFU)"] + [NAMES[v] for v in VARIANTS]
-    out = [table(header, rows)]
-    if pack:
-        out.append("Packing (`PER_GPU`): quick-size runs (add-4, width 64, 1000 steps) one at a "
-                   "time and eight at once on one GPU; each run's wall time from its record (model "
-                   "build to record, without the interpreter's start), the slowest of the eight, "
-                   "and the batch's wall clock where bench_gpu.sh recorded it.\n\n"
-                   + table(["GPU", "mode", "1 run: s", "8 at once: s (slowest)",
-                            "8 at once: wall clock, s", "runs/min, 1 vs 8"], pack))
-    hits = {label: [r for r in files["extra"] if fnmatch.fnmatchcase(r["config"]["tag"], pattern)]
-            for label, pattern in CPU_ROWS}
-    rows = [bench_row(label, runs) for label, runs in hits.items() if runs]
-    out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
-               "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
-               "`x/cpu-bench-*` in results/extra.jsonl):\n\n" + table(header, rows))
-    return "\n\n".join(out)
-
-
-# -----------------------------------------------------------------------------
 # Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
@@ -1448,13 +784,13 @@ def record_values(r, key):
     base, _, at = key.partition("@")
     kind, _, arg = base.partition(":")
     if kind == "speedup":
-        return speedups([r], arg)
+        return bench.speedups([r], arg)
     if kind in ("ms", "samples"):
         field = "ms_per_step" if kind == "ms" else "samples_per_s"
         return [x[field] for x in r["bench"] if x["variant"] == arg]
     if kind == "reached":
-        hits = (h["step"] for h in r["history"] if h.get("acc", 0) >= float(arg) / 100)
-        return [next(hits, math.nan)]
+        hit = first_at(r, float(arg) / 100)
+        return [hit["step"] if hit else math.nan]
     if at:
         return [h[base] for h in r["history"] if h["step"] == int(at)]
     # a run's final result, the record itself, a profile's or a --pack's figures, the config
@@ -1586,31 +922,22 @@ def pieces(md):
 def render_all(scale, draw=True):
     """{path: text} of every file that report.py writes for a scale: the tables file, README.md
     and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False."""
-    global PLOT_DIR
-    PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
+    cells = load(f"results/{scale}.jsonl", bench.superseded_tags(scale))
     if draw:
-        os.makedirs(PLOT_DIR, exist_ok=True)
-    cells = load(f"results/{scale}.jsonl", superseded(scale))
-    parts = [render(cells, scale), plot_attention(scale, draw), render_studies(cells)]
+        figures.draw_all(cells, scale)
+    parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
-        parts += [covariance_at_init(setting, draw) for setting in INIT_SETTINGS]
+        parts += [figures.covariance_at_init(setting, draw) for setting in figures.INIT_SETTINGS]
         other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
         if other:
             parts.append(dtype_check(cells, other, "bfloat16"))
     md = "\n\n".join(p for p in parts if p)
-    if draw:  # a figure cannot mark a record of an earlier recipe (°), so it leaves it out
-        fresh = {c: rs for c, runs in cells.items()
-                 if (rs := [r for r in runs if not r["superseded"]])}
-        for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):
-            plot(fresh, scale)
-        if scale == "quick":
-            plot_seeds(fresh)
     claims = verdicts(cells)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers,
     # or one table where the text needs it (pieces)
     readme = {"verdicts": claims, "summary": summary(cells)}
-    findings = {"tables": md, **({"efficiency": efficiency()} if scale == "quick" else {})}
+    findings = {"tables": md, **({"efficiency": bench.efficiency()} if scale == "quick" else {})}
     for path, blocks in (("README.md", readme), (FINDINGS, findings)):
         if os.path.exists(path):
             doc = open(path).read()
@@ -1620,24 +947,6 @@ def render_all(scale, draw=True):
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
     return out
-
-
-def queue_price_stale():
-    """The README's price of the paper-scale queue holds only for the queue it priced: the
-    same records and recipe give the same `bash run_all.sh --list`, whose hash it keeps."""
-    priced = read_records(QUEUE_PRICE)
-    if not priced:
-        return []
-    env = {k: v for k, v in os.environ.items() if k not in ("ONLY", "YELP")}
-    env["PYTHON"] = sys.executable  # run_all.sh runs bench.py with this one, not PATH's python
-    listed = subprocess.run(["bash", "run_all.sh", "--list"], capture_output=True, text=True,
-                            env=env, cwd=os.path.dirname(os.path.abspath(__file__)))
-    if listed.returncode != 0:
-        return [f"{QUEUE_PRICE}: bash run_all.sh --list failed: {listed.stderr.strip()[-300:]}"]
-    if hashlib.sha256(listed.stdout.encode()).hexdigest() == priced[-1]["config"]["queue_sha256"]:
-        return []
-    return [f"{QUEUE_PRICE}: the paper-scale queue changed since it was priced (new records or "
-            "a new recipe): run bash run_all.sh --plan"]
 
 
 def check():
@@ -1652,7 +961,7 @@ def check():
                         for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
                 stale.append(f"{path} ({scale}): differs from the records; first change:\n"
                              + (diff[0] if diff else "    (lines added or removed)"))
-    stale += UNFOUND + queue_price_stale()
+    stale += UNFOUND + bench.queue_price_stale()
     for path in ("README.md", FINDINGS):  # a block whose marker nothing renders stays empty
         for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
             if marker not in FILLED:

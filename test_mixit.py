@@ -1150,8 +1150,8 @@ def test_induction_scores_find_induction_and_previous_token_heads():
         att[b, 0, T - 1, earlier + 1] = 1.0  # ... except the query: an induction head
     att[:, 1, 0, 0] = 1.0
     att[:, 1, torch.arange(1, T), torch.arange(0, T - 1)] = 1.0  # head 1: previous token
-    import report
-    [scores] = report.induction_scores(FakeHidden(att=att), task)
+    import figures
+    [scores] = figures.induction_scores(FakeHidden(att=att), task)
     assert scores["induction"][0] == pytest.approx(1.0)
     assert scores["previous"][1] == pytest.approx(1.0)
     assert scores["previous"][0] < 0.2 and scores["induction"][1] < 0.5
@@ -1294,11 +1294,12 @@ def test_pack_copies_wait_for_each_other_before_they_time(tmp_path, monkeypatch)
 
 
 def test_no_file_imports_a_file_that_imports_it():
-    """The project's files import one way only (tasks <- runtime <- mixit <- bench, report): a
-    reader can read mixit.py without bench.py, and a change to one cannot break another's import.
-    No chain of imports, however long, leads from a file back to itself."""
+    """The project's files import one way only (tasks <- runtime <- mixit <- bench, figures <-
+    report; records, which reads the run records, imports tasks alone): a reader can read mixit.py
+    without bench.py, and a change to one cannot break another's import. No chain of imports,
+    however long, leads from a file back to itself."""
     import ast
-    ours = {"mixit", "tasks", "runtime", "bench", "report"}
+    ours = {"mixit", "tasks", "runtime", "bench", "report", "records", "figures"}
     imports = {}
     for name in ours:
         tree = ast.parse(open(os.path.join(HERE, name + ".py")).read())
@@ -1307,6 +1308,7 @@ def test_no_file_imports_a_file_that_imports_it():
                                               if isinstance(n, ast.ImportFrom) and n.module}
         imports[name] &= ours
     assert imports["mixit"] == {"tasks", "runtime"} and imports["runtime"] == {"tasks"}
+    assert imports["records"] == {"tasks"}
     for start in ours:  # every file reachable from start, by following imports
         reached, todo = set(), list(imports[start])
         while todo:
@@ -1881,10 +1883,11 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
 def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkeypatch, capsys):
     """`report.py --check` re-renders every block and marked number in memory and compares them
     with the files: a hand-edited (stale) number fails it, rendering from the records mends it."""
+    import figures
     import report
     monkeypatch.chdir(tmp_path)
     os.makedirs("results")
-    for setting in report.INIT_SETTINGS:  # the numbers at init, kept (not recomputed by --check)
+    for setting in figures.INIT_SETTINGS:  # the numbers at init, kept (not recomputed by --check)
         shutil.copy(os.path.join(HERE, setting[5]), "results")
     with open("results/quick.jsonl", "w") as f:
         f.write(json.dumps({"config": {"tag": "t3/add/mixit/s0", "task": "add", "task_size": 3,
@@ -1961,7 +1964,7 @@ def test_the_queue_check_runs_python_from_its_own_interpreter_not_from_path(tmp_
         (tmp_path / name).chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
     env["PATH"] = f"{tmp_path}{os.pathsep}{env['PATH']}"
-    done = subprocess.run([sys.executable, "-c", "import report; print(report.queue_price_stale())"],
+    done = subprocess.run([sys.executable, "-c", "import bench; print(bench.queue_price_stale())"],
                           capture_output=True, text=True, cwd=HERE, env=env, timeout=120)
     assert done.returncode == 0 and "failed" not in done.stdout, done.stdout + done.stderr[-2000:]
     assert "not this python" not in done.stdout + done.stderr
@@ -2106,7 +2109,7 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     run from the step where it stopped."""
     repo, shims = tmp_path / "repo", tmp_path / "bin"
     repo.mkdir(), shims.mkdir()
-    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "report.py", "run_all.sh"):
+    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "figures.py", "report.py", "run_all.sh"):
         shutil.copy(os.path.join(HERE, f), repo)
     (shims / "date").write_text(f'#!/bin/sh\n[ "$1" = +%s ] || exec {shutil.which("date")} "$@"\n'
                                 f'exec {sys.executable} -c "import time; print(int(time.time() * 10))"\n')
@@ -2202,7 +2205,7 @@ def slurm_repo(tmp_path, lines=SLURM_LIST):
     """A copy of what slurm.sh runs, a job list, and the environment of a task outside Slurm."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "slurm.sh"):
+    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "slurm.sh"):
         shutil.copy(os.path.join(HERE, f), repo)
     (repo / "queue.txt").write_text("".join(line + "\n" for line in lines))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_") and k != "PYTHONUNBUFFERED"}
@@ -2308,7 +2311,6 @@ def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp
     record ran another recipe (superseded). report.py --check takes that hash as current only
     while `bash run_all.sh --list` prints that same queue."""
     import bench
-    import report
     jobs, records, price = tmp_path / "jobs.txt", tmp_path / "paper.jsonl", tmp_path / "price.jsonl"
     run = "--task add --task_size 3 --n_embd 32 --steps 100"
     jobs.write_text(f"t1/add/a/s0 {run}\nt1/add/done/s0 {run}\nt3/add/b/s1 {run}\n")
@@ -2325,9 +2327,9 @@ def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp
     assert r["config"]["queue_sha256"] == hashlib.sha256("".join(left).encode()).hexdigest()
     assert r["final"]["superseded"] == ["t1/add/a/s0"]
     # --check: the committed price is of today's queue; one of another queue is stale
-    assert report.queue_price_stale() == []
-    monkeypatch.setattr(report, "QUEUE_PRICE", str(price))
-    assert "run bash run_all.sh --plan" in report.queue_price_stale()[0]
+    assert bench.queue_price_stale() == []
+    monkeypatch.setattr(bench, "QUEUE_PRICE", str(price))
+    assert "run bash run_all.sh --plan" in bench.queue_price_stale()[0]
 
 
 def test_a_record_of_an_earlier_recipe_is_marked_and_no_verdict_rests_on_it(tmp_path, monkeypatch):
@@ -2335,6 +2337,7 @@ def test_a_record_of_an_earlier_recipe_is_marked_and_no_verdict_rests_on_it(tmp_
     an earlier one that run_all.sh reruns (the tags `--plan` lists as superseded). Those cells
     are marked ° in the tables and in the claims table, and a claim that reads one says 'queued'
     whatever its numbers, until the rerun's record replaces it. Quick scale reads no such list."""
+    import bench
     import report
     path, price = tmp_path / "paper.jsonl", tmp_path / "price.jsonl"
     path.write_text("".join(json.dumps({"config": {"tag": f"t1/{t}/frozen_qk/s0", "task_size": 8},
@@ -2342,10 +2345,10 @@ def test_a_record_of_an_earlier_recipe_is_marked_and_no_verdict_rests_on_it(tmp_
                             for t in ("needle", "induction", "copy", "hop")))
     price.write_text(json.dumps({"config": {"tag": "queue/paper"},
                                  "final": {"superseded": ["t1/hop/frozen_qk/s0"]}}) + "\n")
-    monkeypatch.setattr(report, "QUEUE_PRICE", str(price))
-    assert report.superseded("paper") == {"t1/hop/frozen_qk/s0"} and report.superseded("quick") == set()
+    monkeypatch.setattr(bench, "QUEUE_PRICE", str(price))
+    assert bench.superseded_tags("paper") == {"t1/hop/frozen_qk/s0"} and bench.superseded_tags("quick") == set()
     row = lambda md: next(l for l in md.splitlines() if l.startswith("| 2. "))  # noqa: E731
-    cells = report.load(str(path), report.superseded("paper"))
+    cells = report.load(str(path), bench.superseded_tags("paper"))
     r2 = row(report.verdicts(cells))
     assert "hop 99.0 °" in r2 and "needle 99.0;" in r2 and "| queued |" in r2
     assert report.entry(cells, "t1/hop/frozen_qk") == "99.0 (n=1) °"  # as Table 1 shows it
@@ -2553,34 +2556,34 @@ def test_a_figure_spans_the_floor_to_100_and_says_its_n():
     it spans at least from the task's floor (drawn dashed) to 100%; a legend says each curve's n,
     'one seed' where there is no spread to draw."""
     import matplotlib.pyplot as plt
-    import report
+    import figures
     fig, ax = plt.subplots()
     ax.plot([2, 4, 8], [99.9, 99.6, 99.4])
-    assert report.accuracy_axis(ax, [16.3])
+    assert figures.accuracy_axis(ax, [16.3])
     lo, hi = ax.get_ylim()
     plt.close(fig)
     assert lo <= 16.3 and hi >= 100
-    assert report.with_n("Random", [1, 1]) == "Random (one seed)"
-    assert report.with_n("MixiT", [3, 3]) == "MixiT (n=3)" and "n=1–3" in report.with_n("M", [1, 3])
+    assert figures.with_n("Random", [1, 1]) == "Random (one seed)"
+    assert figures.with_n("MixiT", [3, 3]) == "MixiT (n=3)" and "n=1–3" in figures.with_n("M", [1, 3])
 
 
 def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):
     """plot_context joins Table 2's lm cells (context 64) with the study's s2/lm<T> cells; with
     only one context there is no curve to draw and no file is written. The seeds' strip plot
     waits for the draw study's own seeds."""
-    import report
-    monkeypatch.setattr(report, "PLOT_DIR", str(tmp_path))
+    import figures
+    monkeypatch.setattr(figures, "PLOT_DIR", str(tmp_path))
     runs = lambda T, *bpb: [{"config": {"task_size": T}, "final": {"bpb": b, "loss": b}} for b in bpb]  # noqa: E731
     cells = {"t2/lm/standard": runs(64, 2.0, 2.1), "t2/lm/mixit": runs(64, 3.3)}
-    report.plot_context(cells, "quick")
+    figures.plot_context(cells, "quick")
     assert not (tmp_path / "lm_context_quick.png").exists()
     cells["s2/lm256/standard"] = runs(256, 1.8, 1.9)
-    report.plot_context(cells, "quick")
+    figures.plot_context(cells, "quick")
     assert (tmp_path / "lm_context_quick.png").stat().st_size > 0
-    report.plot_seeds(cells)  # the draw study's strip plot: only once seeds 3-9 ran
+    figures.plot_seeds(cells)  # the draw study's strip plot: only once seeds 3-9 ran
     assert not (tmp_path / "seeds_quick.png").exists()
     cells["s1/lm/standard"] = [{"final": {"loss": 1.4}}]
-    report.plot_seeds(cells)
+    figures.plot_seeds(cells)
     assert (tmp_path / "seeds_quick.png").stat().st_size > 0
 
 
@@ -2599,18 +2602,18 @@ def test_draw_strength_reads_the_runs_own_initial_draw():
     from (Sec. 3), Frozen-QK's logit scale near 1 (W_Q, W_K ~ N(0, 1/d)). Pearson's r is +1/-1
     on lines and 0 where a side does not vary."""
     import math
-    import report
+    import figures
     base = {"task": "add", "task_size": 2, "n_layer": 2, "n_head": 4, "n_embd": 32,
             "eval_size": 16, "load": "", "save": "", "tag": "x"}
     rec = lambda **kw: {"config": {**base, **kw}}  # noqa: E731
-    a, b = report.draw_strength(rec(variant="mixit", seed=0)), report.draw_strength(rec(variant="mixit", seed=1))
-    assert a == report.draw_strength(rec(variant="mixit", seed=0)) and a != b
+    a, b = figures.draw_strength(rec(variant="mixit", seed=0)), figures.draw_strength(rec(variant="mixit", seed=1))
+    assert a == figures.draw_strength(rec(variant="mixit", seed=0)) and a != b
     T = tasks.make_task("add", 2, "cpu", 0, 16).block_size
     assert 0.5 / math.sqrt(T * 8) < a < 1 / math.sqrt(T)
-    assert 0.8 < report.draw_strength(rec(variant="frozen_qk", seed=0)) < 1.2
-    assert report.correlation([1, 2, 3], [2, 4, 6]) == pytest.approx(1)
-    assert report.correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)
-    assert report.correlation([1, 2, 3], [5, 5, 5]) == 0
+    assert 0.8 < figures.draw_strength(rec(variant="frozen_qk", seed=0)) < 1.2
+    assert figures.correlation([1, 2, 3], [2, 4, 6]) == pytest.approx(1)
+    assert figures.correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)
+    assert figures.correlation([1, 2, 3], [5, 5, 5]) == 0
 
 
 def test_table_2_shows_where_an_overfitting_model_had_its_lowest_loss():

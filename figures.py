@@ -1,0 +1,373 @@
+"""
+Draw the figures into plots/ from the run records, and measure the models behind two of
+FINDINGS' tables: token covariance at initialization (untrained models), the attention heads of
+the models trained on induction (their checkpoints), and the draw study's strength of a run's
+random draw. report.py calls these while it renders (`python report.py --scale quick`).
+"""
+
+import dataclasses
+import json
+import math
+import os
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no screen needed
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+
+import mixit  # noqa: E402
+from records import (DRAW_ROWS, HOME, NAMES, VARIANTS, at_depths, baseline, draw_runs,  # noqa: E402
+                     draw_values, final, mean_std, table)
+
+PLOT_DIR = "plots"  # draw_all sets it: the smoke scales draw into results/smoke_plots instead
+
+
+# -----------------------------------------------------------------------------
+# Figures
+
+
+def save(name, title=None, dpi=120):
+    """Save the current figure into PLOT_DIR, with a title over all its panels, and close it."""
+    fig = plt.gcf()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi)
+    plt.close(fig)
+
+
+def finish_plot(xlabel, ylabel, title, name):  # a figure of one panel: its labels and legend
+    plt.gca().set(xlabel=xlabel, ylabel=ylabel, title=title)
+    plt.legend()
+    save(name)
+
+
+# A figure must not say more than its table: every accuracy axis spans at least from the task's
+# floor to 100% (on an axis from 99.4 to 99.9%, a half-point dip between two single runs looks
+# like a collapse), every curve says its n, and a spread over seeds is drawn where n > 1.
+
+
+def with_n(name, ns):
+    """A legend entry with its seeds: 'Standard (n=3)', 'n=1-3' where its points differ, or
+    'one seed' where each point is a single run (no spread to draw)."""
+    lo, hi = min(ns), max(ns)
+    return f"{name} ({'one seed' if hi == 1 else f'n={lo}' if lo == hi else f'n={lo}–{hi}'})"
+
+
+def floor_pct(cells, prefix):
+    found = baseline(cells, prefix)  # the best trivial rule's test accuracy (%); None: unknown
+    return None if found is None else 100 * found[2]
+
+
+def accuracy_axis(ax, floors, xs=None):
+    """Stretch an accuracy axis (%) to span the floor to 100% at least, and draw the floor dashed:
+    along xs where it changes with the task's size, else across the panel. True if it drew one."""
+    known = [(x, f) for x, f in zip(floors if xs is None else xs, floors) if f is not None]
+    if known:
+        style = dict(color="gray", linestyle="--", linewidth=1, label="trivial rule (floor)")
+        if xs is None:
+            ax.axhline(min(f for _, f in known), **style)
+        else:
+            ax.plot(*zip(*known), **style)
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(min([lo] + [f for _, f in known]) - 2, max(hi, 102))
+    return bool(known)
+
+
+def size_curve(cells, pattern, key="acc"):
+    """[(task size, mean, std, n, cell)] over the cells whose name matches `pattern`, by size."""
+    return sorted((runs[0]["config"]["task_size"], *mean_std(a), len(a), c)
+                  for c, runs in cells.items() if re.fullmatch(pattern, c)
+                  and (a := final(cells, c, key)))
+
+
+def plot_needle(cells, scale):
+    curves = {v: size_curve(cells, rf"(f1/needle\d+|t1/needle)/{v}")
+              for v in ("standard", "frozen_qk", "mixit")}
+    if not any(len(pts) > 1 for pts in curves.values()):
+        return
+    plt.figure(figsize=(5, 3.5))
+    floors = {}
+    for i, (v, pts) in enumerate(curves.items()):
+        if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
+            x, m, sd, n, at = zip(*pts)
+            plt.errorbar([a + 0.08 * (i - 1) for a in x], [100 * a for a in m],
+                         yerr=[100 * s for s in sd], fmt="o-", capsize=3, label=with_n(NAMES[v], n))
+            floors.update({size: floor_pct(cells, c) for size, c in zip(x, at)})
+    accuracy_axis(plt.gca(), [floors[x] for x in sorted(floors)], sorted(floors))
+    finish_plot("max key-value pairs (task_size)", "test accuracy (%), mean ± std over seeds",
+                f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
+
+
+def plot_context(cells, scale):
+    """Validation bits per byte against the context length (Table 2's lm cells and the longer-
+    context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays random."""
+    curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
+              for v in ("standard", "frozen_qk", "mixit")}
+    if not any(len(pts) > 1 for pts in curves.values()):
+        return
+    plt.figure(figsize=(5, 3.5))
+    for v, pts in curves.items():
+        if len(pts) > 1:
+            x, m, sd, n, _ = zip(*pts)
+            plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=with_n(NAMES[v], n))
+    plt.xscale("log", base=2)
+    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items()
+                    if c.startswith(("t2/lm/", "s2/"))})
+    plt.xticks(ticks, [str(t) for t in ticks])
+    finish_plot("context length (bytes)", "validation bits per byte (mean ± std)",
+                f"language modelling against context ({scale})", f"lm_context_{scale}.png")
+
+
+def plot_lm_curves(cells, scale):
+    """Every seed's validation curve, one colour per variant."""
+    if not any(c.startswith("t2/lm/") for c in cells):
+        return
+    plt.figure(figsize=(5, 3.5))
+    for i, v in enumerate(VARIANTS):
+        runs = cells.get(f"t2/lm/{v}", [])
+        for r in runs:
+            h = r["history"]
+            plt.plot([p["step"] for p in h], [p["bpb"] for p in h], color=f"C{i}", linewidth=1,
+                     label=with_n(NAMES[v], [len(runs)]) if r is runs[0] else None)
+    finish_plot("step", "validation bits per byte", f"byte-level LM learning curves, every seed "
+                f"({scale})", f"lm_curves_{scale}.png")
+
+
+def plot_depth(cells, scale):
+    """Table 6 drawn: mean ± std over seeds at each depth, accuracy from the floor up."""
+    rows = {v: at for v in ("random", "mixit") if (at := at_depths(cells, f"t6/add/{v}"))}
+    if not rows:
+        return
+    depths = sorted({d for at in rows.values() for d in at})
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
+    for v, at in rows.items():
+        for a, key, x in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
+            m, sd = zip(*(mean_std([x * y for y in final(cells, c, key)]) for c in at.values()))
+            a.errorbar(list(at), m, yerr=sd, fmt="o-", capsize=3,
+                       label=with_n(NAMES[v], [len(final(cells, c, key)) for c in at.values()]))
+    accuracy_axis(ax[0], [floor_pct(cells, "t6/")])
+    for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
+        a.set_xscale("log", base=2)
+        a.set_xticks(depths, [str(d) for d in depths])
+        a.set(xlabel="n_layer", ylabel=label)
+        a.legend(fontsize=8)
+    save(f"depth_{scale}.png", f"depth: random transformer vs MixiT ({scale}); mean, and std over "
+         "seeds where n > 1")
+
+
+def plot_seeds(cells):
+    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
+    if not any(c.startswith("s1/") for c in cells):
+        return
+    draws = draw_runs(cells)
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.5))
+    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
+    for ax, t in zip(axes, ("needle", "add", "lm")):
+        for i, v in enumerate(variants):
+            vals = draw_values(draws[v, t], t)
+            n = len(vals)
+            jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
+            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7, color=f"C{i}")
+        ax.set_xticks(range(len(variants)), [f"{NAMES.get(v, 'MixiT, no sink')}\nn="
+                      f"{len(draws[v, t])}" for v in variants], rotation=20, fontsize=8)
+        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
+        floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
+        ax.set_title(t + " (dashed: the floor)" * floor_drawn)
+    save("seeds_quick.png", "every seed (quick scale)")
+
+
+def draw_all(cells, scale):
+    """Every figure of a scale that its records give, into plots/ (the smoke scales: into
+    results/smoke_plots, so that a test never redraws the committed figures). A figure cannot
+    mark a record of an earlier recipe (°, report.py), so it leaves those out."""
+    global PLOT_DIR
+    PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
+    os.makedirs(PLOT_DIR, exist_ok=True)
+    fresh = {c: rs for c, runs in cells.items() if (rs := [r for r in runs if not r["superseded"]])}
+    for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):
+        plot(fresh, scale)
+    if scale == "quick":
+        plot_seeds(fresh)
+
+
+# -----------------------------------------------------------------------------
+# Measurements of models: token covariance at initialization, and the attention heads of the
+# models trained on induction (each with its table for FINDINGS, and its figure)
+
+
+INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT",
+              "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
+
+
+# The settings in which covariance_at_init draws untrained models: (title, width, digits of add,
+# MixiT's heads, depths, where the numbers are kept, figure or ''): a wide sweep of depth, and the
+# setting of claim 6's cells (Table 6b), so that a trained cell's covariance has its init beside it
+INIT_SETTINGS = [
+    ("", 64, 4, 4, (1, 2, 4, 8, 16, 32), "results/covariance_at_init.json", "covariance_at_init.png"),
+    (", in claim 6's setting (Table 6b)", 256, 3, 64, (2, 8, 16),
+     "results/covariance_at_init_w256.json", ""),
+]
+
+
+def covariance_at_init(setting, draw=True, seeds=10):
+    """The paper's signal-propagation result needs no training: at initialization, how alike are
+    the token representations at the last block, as depth grows? Softmax attention at init
+    averages tokens together (rank collapse), MixiT's identity-plus-noise does not. Untrained
+    models on add test sequences, mean over `seeds` seeds, in one of INIT_SETTINGS; a table row
+    each (and a figure). The numbers are kept in a JSON file, which --check reads instead of
+    recomputing them (another CPU may round the last digit differently)."""
+    title, width, digits, mixit_heads, depths, saved, figure = setting
+
+    def shown(curves):
+        return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
+
+    def covariance(v, L, seed):  # of one untrained model
+        cfg = mixit.resolve_config({"task": "add", "task_size": digits, "n_layer": L,
+                                    "variant": v.removesuffix("_ref"),
+                                    "qk_init_std": 0.02 if v.endswith("_ref") else 0,
+                                    "n_embd": width, "n_head": mixit_heads if v == "mixit" else 4,
+                                    "seed": seed, "device": "cpu", "out": "", "eval_size": 256})
+        task, model, *_ = mixit.build(cfg, verbose=False)
+        return mixit.token_covariance(model, task)
+    if draw or not os.path.exists(saved):
+        # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at the reference's
+        # 0.02 instead of 1/sqrt(d), the init of every Random in the reference's depth script
+        curves = {v: [mean_std([covariance(v, L, s) for s in range(seeds)]) for L in depths]
+                  for v in ("standard", "mixit", "standard_ref")}
+        if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
+            with open(saved, "w") as f:  # (a change in the last digits only is not written)
+                json.dump(curves, f, indent=1)
+    else:
+        curves = json.load(open(saved))
+    if draw and figure:
+        plt.figure(figsize=(5, 3.5))
+        for v, means in curves.items():
+            plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
+                         capsize=2, label=INIT_NAMES[v])
+        plt.xscale("log", base=2)
+        finish_plot("n_layer", "token covariance at the last block",
+                    f"at initialization, width {width} ({seeds} seeds)", figure)
+    heads = "4 heads" + (f" (MixiT {mixit_heads})" if mixit_heads != 4 else "")
+    return (f"**Token covariance at initialization{title}** (no training; add-{digits} test "
+            f"sequences, width {width}, {heads}, mean ± std over {seeds} seeds"
+            + (f"; `plots/{figure}`" if figure else "") + "). "
+            "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
+            "share its init exactly (they differ only in what trains)"
+            + ("; its W_Q, W_K at the reference's 0.02 instead of 1/√d stand for the reference's "
+               "Random, and for ours at that init" if "standard_ref" in curves else "") + ".\n\n"
+            + table(["variant"] + [f"L={d}" for d in depths],
+                    [[INIT_NAMES[v]] + row for v, row in zip(curves, shown(curves))]))
+
+
+@torch.no_grad()
+def induction_scores(model, task):
+    """Per layer and head, on the induction task's test set (query q at the last position, its
+    earlier occurrence at p):
+        induction score: attention from the query to p+1, the token after the earlier q
+        previous-token score: mean attention from each position t to t-1
+    An induction head scores near 1 on the first, a previous-token head on the second."""
+    model.eval()
+    x = task.test[0][:500]
+    _, _, atts = model(x, return_hidden=True)  # list of (B, H, T, T), one per layer
+    B, T = x.shape
+    p = (x[:, :-1] == x[:, -1:]).float().argmax(1)  # (B,) where the query appeared before
+    rows = torch.arange(B, device=x.device)
+    t = torch.arange(1, T, device=x.device)
+    scores = []
+    for att in atts:
+        att = att.float()
+        induction = att[rows, :, T - 1, p + 1].mean(0)  # (H,)
+        previous = att[:, :, t, t - 1].mean((0, 2))  # (H,)
+        scores.append({"induction": induction.tolist(), "previous": previous.tolist()})
+    return scores
+
+
+def plot_attention(scale, draw=True):
+    """Attention maps of the 2-layer models trained on induction, with per-head scores. The
+    checkpoints (seed 0, run_all.sh --save) stay out of git, so the scores are also kept in
+    results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
+    the committed PNGs), and any run with the checkpoints rewrites it."""
+    saved = f"results/heads_{scale}.json"
+    heads = json.load(open(saved)) if os.path.exists(saved) else {}
+    lines = []
+    for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
+        path = f"results/ckpt/{scale}_induction_{v}.pt"
+        if draw and os.path.exists(path):  # (--check reads the saved scores)
+            heads[v] = draw_attention(path, v, scale)
+        if v in heads:  # the variant's best previous-token and induction heads
+            best = [max((s, l, h) for l, layer in enumerate(heads[v])
+                        for h, s in enumerate(layer[k])) for k in ("previous", "induction")]
+            lines.append([NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best])
+    if not lines:
+        return ""
+    if draw:
+        with open(saved, "w") as f:
+            json.dump(heads, f, indent=1)
+    return ("**Attention heads on induction** (2-layer models; `plots/attention_*`): the best "
+            "previous-token score (mean attention from t to t-1) and the best induction score "
+            "(attention from the query to the token after its earlier occurrence). Chance for "
+            "the induction score is about 1/T.\n\n"
+            + table(["variant", "previous-token head", "induction head"], lines))
+
+
+def draw_attention(path, v, scale):
+    """Each head's attention on one test sequence, of a checkpoint's model; returns its scores."""
+    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.load_state_dict(mixit.load_checkpoint(path)["model"])
+    scores = induction_scores(model, task)
+    with torch.no_grad():
+        _, _, atts = model(task.test[0][:1], return_hidden=True)
+    L, H = len(atts), atts[0].size(1)
+    fig, axes = plt.subplots(L, H, figsize=(2.2 * H, 2.3 * L), squeeze=False)
+    for l in range(L):
+        for h in range(H):
+            axes[l][h].imshow(atts[l][0, h].float().numpy(), cmap="viridis")
+            axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
+                                 f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
+            axes[l][h].axis("off")
+    save(f"attention_{v}_{scale}.png", f"{NAMES[v]} on induction, one seed (seed {cfg.seed}): "
+         f"attention of one test sequence ({scale})", dpi=110)
+    return scores
+
+
+# -----------------------------------------------------------------------------
+# The draw study: one number for a run's random draw
+
+
+def correlation(xs, ys):
+    """Pearson's r of two equal-length lists (0 where either does not vary)."""
+    x, y = torch.tensor(xs, dtype=torch.float64), torch.tensor(ys, dtype=torch.float64)
+    x, y = x - x.mean(), y - y.mean()
+    norm = float(x.norm() * y.norm())
+    return float(x @ y) / norm if norm > 0 else 0.0
+
+
+def draw_strength(record):
+    """One number for a run's random draw, read off its model rebuilt at initialization from the
+    record's config (same seed, same weights). MixiT: the mean mixing strength, the RMS of A - I
+    over the causal entries of every head but the sink (about sigma_h, Sec. 3). Frozen-QK: the mean
+    logit scale, the RMS entry of W_Q^T W_K / sqrt(d_head) per head, times the width (the std of
+    the attention logits for inputs of RMS 1), averaged over heads and blocks."""
+    fields = {f.name for f in dataclasses.fields(mixit.Config)}  # older records hold a few more
+    given = {k: v for k, v in record["config"].items()
+             if k in fields and k not in ("load", "save", "out", "tag")}
+    cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
+    _, model, *_ = mixit.build(cfg, verbose=False)
+    C, H = cfg.n_embd, cfg.n_head
+    values = []
+    for block in model.blocks:
+        if cfg.variant == "mixit":
+            A = block.attn.A  # (H, T, T)
+            Z = (A - torch.eye(A.size(-1)))[int(cfg.mixit_sink):]  # drop the sink head
+            causal = torch.ones_like(Z[0]).tril().bool()
+            values.append(float(Z[:, causal].pow(2).mean().sqrt()))
+        else:
+            Wq = block.attn.q_proj.weight.view(H, C // H, C)  # (H, d_head, C)
+            Wk = block.attn.k_proj.weight.view(H, C // H, C)
+            M = Wq.transpose(1, 2) @ Wk / math.sqrt(C // H)  # (H, C, C): x^T M y is a logit
+            values.append(float(M.pow(2).mean().sqrt() * C))
+    return sum(values) / len(values)

@@ -15,7 +15,8 @@ bf16 peak; it appends one record (Table 7 is rendered from it). `--hf` times the
 reference code's step (it trains HF Llama models through the HF Trainer) for an
 `LlamaForCausalLM` of our shape on the same batches: model + AdamW + clipping, no Trainer. Only
 `--hf` needs `transformers` (`pip install "transformers>=4.50,<5"`), which is why it is not in
-requirements.txt.
+requirements.txt. The records these write become Table 7 and FINDINGS' efficiency tables at the
+end of this file (report.py places them).
 """
 
 import argparse
@@ -468,8 +469,8 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
 
 def superseded_tags(scale):
     """The tags whose record ran an earlier recipe of run_all.sh's (its queue reruns them), as
-    `bash run_all.sh --plan` found them (QUEUE_PRICE; paper scale only). Their cells are marked °,
-    and no verdict rests on them: a table may mix recipes while the queue is half done."""
+    `bash run_all.sh --plan` found them (QUEUE_PRICE; paper scale only). report.py marks their
+    cells °, and no verdict rests on them: a table may mix recipes while the queue is half done."""
     priced = read_records(QUEUE_PRICE) if scale == "paper" else []
     return set(priced[-1]["final"].get("superseded", [])) if priced else set()
 

@@ -1,8 +1,10 @@
 """
-Draw the figures into plots/ from the run records, and measure the models behind two of
-FINDINGS' tables: token covariance at initialization (untrained models), the attention heads of
-the models trained on induction (their checkpoints), and the draw study's strength of a run's
-random draw. report.py calls these while it renders (`python report.py --scale quick`).
+Draw the figures into plots/ from the run records, and measure the models behind three of
+FINDINGS' tables: the token covariance of untrained models (with depth), the attention heads of
+the models trained on induction (from their checkpoints), and the strength of each run's random
+draw (the draw study). report.py calls these while it renders (`python report.py --scale quick`).
+
+Every figure follows one rule: it says no more than its table (see the note above `with_n`).
 """
 
 import dataclasses

@@ -552,8 +552,7 @@ def todo(joblist, records, estimates=""):
 
 
 # -----------------------------------------------------------------------------
-# Table 7 and FINDINGS' efficiency tables, from these benchmarks' records (report.py places
-# them)
+# Table 7 and FINDINGS' efficiency tables from these benchmarks' records (report.py places them)
 
 
 def bench_runs(cells):

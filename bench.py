@@ -25,6 +25,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -361,6 +362,7 @@ STEP_FLOOR_MS = 9.0
 RUN_START_S = 16.0
 MFU = 0.16
 PACKING_SPEEDUP = {1: 1.0, 2: 1.8, 4: 3.5, 8: 6.0}
+CALL_MINUTES = 9  # one call of a lent GPU (at most 10 minutes): run_all.sh --minutes 9
 QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
 
 
@@ -378,18 +380,33 @@ def shape_key(config):
 
 
 def measured_step_ms(latest):
-    """{shape: median ms per step} of the runs of {tag: record} (run_all.sh's packed runs)."""
+    """{shape: ms per step of its newest run} of {tag: record} (run_all.sh's packed runs): the
+    newest, because a faster launch (CUDA graphs, 1.8x on one cell) makes the older times wrong."""
     by_shape = {}
-    for r in latest.values():
+    for r in sorted(latest.values(), key=lambda r: r.get("time", "")):
         if r.get("ms_per_step"):
-            by_shape.setdefault(shape_key(r["config"]), []).append(r["ms_per_step"])
-    return {k: sorted(v)[len(v) // 2] for k, v in by_shape.items()}
+            by_shape[shape_key(r["config"])] = r["ms_per_step"]
+    return by_shape
 
 
-def cost(argv, models, measured=None):
+def steps_to_price(latest, tag, cfg, given):
+    """How many steps to price a run at: its --steps, unless every other seed of its cell that
+    ran this recipe stopped early by its stopping rule (--stop_acc, --patience): then twice the
+    most steps they ran (at most --steps). Nearly every paper run has 12000-20000 --steps and
+    stops far sooner (64-head MixiT on add-10: step 1800 of 20000), so at full --steps almost
+    nothing would fit in a 9-minute call; twice a sibling's is a margin, not a promise: a seed
+    that runs past it is paused at the call's end, and its state is lost with the machine."""
+    cell, keys = tag.rsplit("/s", 1)[0], [k for k in given if k != "seed"]
+    ran = [r["final"]["step"] for t, r in latest.items()
+           if t != tag and t.rsplit("/s", 1)[0] == cell and same_recipe(r, cfg, keys)]
+    return min(cfg.steps, 2 * max(ran)) if ran and max(ran) < cfg.steps else cfg.steps
+
+
+def cost(argv, models, measured=None, steps=None):
     """(config, training FLOPs, estimated H100 minutes, floor-bound?) of one job line's run, to
-    its full --steps (a stopping rule can only shorten it). models caches FLOPs per shape; with
-    measured ({shape: ms per step}), a measured shape is priced by its measurement."""
+    its full --steps (a stopping rule can only shorten it) or to `steps`. models caches FLOPs
+    per shape; with measured ({shape: ms per step}), a measured shape is priced by its
+    measurement."""
     cfg = mixit.resolve_config(mixit.parse_args(argv + ["--device", "cpu", "--out", ""]))
     task = tasks.make_task(cfg.task, cfg.task_size, "cpu", cfg.data_seed, 8, cfg.data)
     cfg.block_size = cfg.block_size or task.block_size
@@ -401,7 +418,7 @@ def cost(argv, models, measured=None):
     step_ms = max(1000 * flops / max(1, cfg.steps) / (MFU * H100_PEAK), STEP_FLOOR_MS)
     floor_bound = step_ms == STEP_FLOOR_MS
     step_ms = (measured or {}).get(shape_key(dataclasses.asdict(cfg)), step_ms)
-    return cfg, flops, (RUN_START_S + step_ms * cfg.steps / 1000) / 60, floor_bound
+    return cfg, flops, (RUN_START_S + step_ms * (steps or cfg.steps) / 1000) / 60, floor_bound
 
 
 def latest_records(path):
@@ -454,6 +471,14 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     print(f"left to run: {len(left)} runs, {minutes:.0f} min of run time at their full --steps "
           f"(a run's shape priced by its step time in a record where one ran, else by the model): "
           f"about {minutes / per_gpu:.0f} min on a GPU with PER_GPU={per_gpu}")
+    # a lent GPU call: --minutes 9, less the 30 s its runs get to save their state
+    too_long = [(line.split()[0], m) for line, m in left if m > CALL_MINUTES - 0.5]
+    if too_long:
+        print(f"{len(too_long)} runs are priced longer than one {CALL_MINUTES}-minute call, so "
+              "run_all.sh --minutes never starts them alone: " + ", ".join(
+                  f"{t} {m:.0f} min" for t, m in too_long) + ". Each fits once another seed of "
+              "its cell has a record that stopped early (priced at twice its steps), or in pieces "
+              "over calls on one warm machine (PIECES=1 bash gpu_call.sh --minutes 9, then again)")
     if price_out:  # one line, rewritten: the price of today's queue, not a history
         name = os.path.basename(records).removesuffix(".jsonl")
         lines = "".join(line for line, _ in left)  # what `run_all.sh --list` prints
@@ -513,29 +538,43 @@ def same_recipe(record, cfg, given=None):
                for k in keys if k not in RECIPE_FREE)
 
 
+# Claim 6 at the reference's init first (issue 48): Random with Q and K at 0.02 is the one
+# width-512 cell where the paper's collapse with depth may yet show (69% at 2 layers, 40% at 8,
+# one seed); then the MixiT row of Table 6 it is compared with, at the same depths and seeds
+FIRST = ("t6/add/random_ref-", "t6/add/mixit-")
+
+
 def priority(tag):
-    """The claims' cells first (seed 0), then the other seeds, then the studies."""
+    """Claim 6 at the reference's init (FIRST, every seed, the deepest first: the longest runs
+    first let a packed call's slots finish together), then the claims' cells (seed 0), then their
+    other seeds, then the studies."""
     seed = int(tag.rsplit("/s", 1)[1]) if tag.rsplit("/s", 1)[-1].isdigit() else 0
-    return 2 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else int(seed > 0)
+    for tier, prefix in enumerate(FIRST):
+        if tag.startswith(prefix):
+            layers = re.search(r"-L(\d+)/", tag)
+            return tier, -int(layers.group(1)) if layers else 0
+    tier = 3 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else int(seed > 0)
+    return len(FIRST) + tier, 0
 
 
 def queue(joblist, records, price=False, models=None):
     """(line, minutes) of each run of a job list still to do, in priority order (stable within a
     priority). A line is done when the latest record of its tag ran its recipe; a benchmark when
-    it has a record. With price, minutes is the run to its full --steps at the measured step
-    time of its shape where records has one, else by the --plan cost model (a benchmark: 2);
+    it has a record. With price, minutes is the run to its full --steps (or steps_to_price's) at
+    the newest measured step time of its shape, else by the --plan cost model (a benchmark: 2);
     models: cost's cache of FLOPs per shape, to share with a caller that has built them."""
     latest, models, jobs = latest_records(records), {} if models is None else models, []
     measured = measured_step_ms(latest)
     for i, line in enumerate(open(joblist)):
         tag, *argv = line.split()
         done = tag in latest
-        minutes = 2  # a benchmark takes a minute or two
+        minutes = 2 if price else None  # a benchmark takes a minute or two
         if "--bench" not in argv:
             given = mixit.parse_args(list(argv))
             cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
             done = done and same_recipe(latest[tag], cfg, given)
-            minutes = cost(argv, models, measured)[2] if price and not done else None
+            if price and not done:
+                minutes = cost(argv, models, measured, steps_to_price(latest, tag, cfg, given))[2]
         if not done:
             jobs.append((priority(tag), i, line, minutes))
     return [(line, minutes) for _, _, line, minutes in sorted(jobs)]

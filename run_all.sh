@@ -24,11 +24,12 @@
 #                             into results/paper-smoke.jsonl, then the report: catches shape,
 #                             memory and configuration errors before any GPU time is spent
 #   --minutes M               stop within M minutes (a GPU lent in 10-minute calls: --minutes 9):
-#                             no cell starts that the --plan model says would not finish (a cell
-#                             longer than M goes in pieces, each started with half of M left),
-#                             running cells get SIGTERM 30 s before the end and save their state;
-#                             the next call resumes them (gpu_call.sh: a GPU lent in calls that
-#                             each get a fresh copy of this checkout and send back only some files)
+#                             no cell starts that its price (bench.py steps_to_price, at the newest
+#                             step time of its shape) says would not finish; running cells get
+#                             SIGTERM 30 s before the end and save their state, which a second
+#                             call on the still-warm machine resumes (gpu_call.sh). PIECES=1 (env)
+#                             also starts a cell longer than M, with half of M left, to go on in
+#                             such a call: only when one follows, or its state is lost
 #
 # YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick adds the Yelp cells (y/yelp/*: Table
 # 3b, with MixiT at 4 and 64 heads): the folder holds Yelp's train.csv and test.csv (README, "Text
@@ -167,7 +168,7 @@ else
   # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps and lr; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"
   # and Random at the reference's Q/K init (0.02), at its lr 1e-2, where the paper's collapses (issue 37)
-  REF_DEPTHS="2 8 16"
+  REF_DEPTHS="2 4 8 16"
   # Table 7 without CUDA graphs, as its first seed ran (graphs shrink every variant's step to
   # about its matrix work, and then the variants' ratios would change with the seed)
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000 --cuda_graphs false"
@@ -407,7 +408,10 @@ run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit
     local left=$((STOP_AT - $(date +%s))) need
     need=$(awk -v t="$tag" '$1 == t {print int($2 * 60 + 0.5)}' "$JOBLIST.est"); need=${need:-0}
     [ -f "$state" ] && need=60  # a half-finished cell goes on from its last evaluation
-    if [ "$left" -lt 60 ] || { [ "$need" -gt "$left" ] && { [ "$need" -le "$BUDGET" ] || [ $((2 * left)) -lt "$BUDGET" ]; }; }; then
+    # a cell that cannot finish in this call is not started (its state would leave with the
+    # machine), unless PIECES=1 says a second call follows: then one longer than the whole call
+    # starts with at least half of it left
+    if [ "$left" -lt 60 ] || { [ "$need" -gt "$left" ] && { [ -z "${PIECES:-}" ] || [ "$need" -le "$BUDGET" ] || [ $((2 * left)) -lt "$BUDGET" ]; }; }; then
       echo "  later  $tag  (about $(( (need + 59) / 60 )) min, $((left / 60)) min left)"; return 0
     fi
     limit=(timeout -k 60 "$left")

@@ -547,13 +547,14 @@ FIRST = ("t6/add/random_ref-", "t6/add/mixit-")
 def priority(tag):
     """Claim 6 at the reference's init (FIRST, every seed, the deepest first: the longest runs
     first let a packed call's slots finish together), then the claims' cells (seed 0), then their
-    other seeds, then the studies."""
+    other seeds, then MixiT as the reference ships it (-shipped), then the studies."""
     seed = int(tag.rsplit("/s", 1)[1]) if tag.rsplit("/s", 1)[-1].isdigit() else 0
     for tier, prefix in enumerate(FIRST):
         if tag.startswith(prefix):
             layers = re.search(r"-L(\d+)/", tag)
             return tier, -int(layers.group(1)) if layers else 0
-    tier = 3 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else int(seed > 0)
+    tier = (3 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else
+            2 if "-shipped/" in tag else int(seed > 0))
     return len(FIRST) + tier, 0
 
 

@@ -141,6 +141,36 @@ def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
     return A
 
 
+# MixiT as the reference ships it (--mixit_shipped). The reference (princeton-pli/MixiT,
+# modeling_llama.py) wraps MixiT's linear layers in a ScaledLinear whose forward pass multiplies
+# W x + b by sqrt(base_fan_in / fan_in); the base is set by the driver script, not the model:
+#
+#   factor     where (reference)                       value                 d=32    d=64   d=512
+#   mult       v, o, gate, up, lm_head (base_hidden)   sqrt(512 / d)         4.00    2.83   1.00
+#              (Yelp's trainer_classifier.py passes no base: sqrt(1 / d)     0.177   0.125  0.044)
+#   down       down_proj (base_intermediate_size,      sqrt(1 / (4 d))       0.088   0.063  0.022
+#              never passed by any driver: 1)
+#   skip, res  the residual h <- skip h + res f(h)     sqrt(1/2), sqrt(1/2)  (depth.py, hdmemorize,
+#              (skip_scaling)                          0.5, sqrt(3/4) = 0.866 (trainer.py, the LM)
+#
+# and head 0 of every block is the sink (--mixit_sink, on by default here too). By default our
+# MixiT keeps only the sink and the sqrt(1/2) residual: the multipliers are 1 (ours is written
+# for any width; at 512 the reference's mult is 1 too), and `down` looks like an accident of the
+# reference (base_intermediate_size unset), but the paper's MixiT numbers were made with it
+# (FINDINGS, "Differences from the reference"). Under AdamW a fixed factor c on a layer's output
+# changes that layer's effect on the function c times faster or slower.
+def shipped_factors(cfg):
+    """(mult, down, skip, res) of a block: the reference's with --mixit_shipped, else ours (mult
+    = --mixit_mult for MixiT, 1 for the others; down 1; the residual weights of --residual)."""
+    skip = res = math.sqrt(0.5) if cfg.residual == "scaled" else 1.0
+    if not cfg.mixit_shipped:
+        return cfg.mixit_mult if cfg.variant == "mixit" else 1.0, 1.0, skip, res
+    base = 1.0 if cfg.task == "classify" else 512.0
+    if cfg.task == "lm":
+        skip, res = 0.5, math.sqrt(0.75)
+    return math.sqrt(base / cfg.n_embd), math.sqrt(1 / (4 * cfg.n_embd)), skip, res
+
+
 class MixingAttention(nn.Module):
     """MixiT's attention: y_h = A_h V_h with a fixed random A_h (no queries, no keys).
 
@@ -152,7 +182,7 @@ class MixingAttention(nn.Module):
         C, self.n_head = cfg.n_embd, cfg.n_head
         self.v_proj = nn.Linear(C, C)
         self.o_proj = nn.Linear(C, C)
-        self.mult = cfg.mixit_mult
+        self.mult = shipped_factors(cfg)[0]
         self.register_buffer("A", mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head,
                                                   gen, cfg.mixit_sink, cfg.causal))  # (H, T, T)
 
@@ -161,7 +191,7 @@ class MixingAttention(nn.Module):
         is zeroed, so pads never reach a real token, as in the softmax variants; a real token's
         row then sums to 1 minus A's weight on the pads (the reference mixes its pads in)."""
         B, T, C = x.size()
-        v = self.mult * self.v_proj(x)  # (B, T, C); mult: see --mixit_mult
+        v = self.mult * self.v_proj(x)  # (B, T, C); mult: see shipped_factors
         v = v if keep is None else v * keep[:, :, None]
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
         A = self.A[:, :T, :T].to(v.dtype)  # causal: a shorter input uses the top-left corner
@@ -182,14 +212,14 @@ class MLP(nn.Module):
         self.up_proj = nn.Linear(C, 4 * C)
         self.down_proj = nn.Linear(4 * C, C)
         self.shaped = cfg.mlp_act == "shaped"
-        self.mult = cfg.mixit_mult if cfg.variant == "mixit" else 1.0
+        self.mult, self.down, _, _ = shipped_factors(cfg)
         self.slope = 1 - 1 / math.sqrt(C)
         self.gain = math.sqrt(2 / (1 + self.slope ** 2))
 
     def forward(self, x):
         g = self.mult * self.gate_proj(x)
         g = self.gain * F.leaky_relu(g, self.slope) if self.shaped else F.silu(g)
-        return self.down_proj(g * self.mult * self.up_proj(x))
+        return self.down * self.down_proj(g * self.mult * self.up_proj(x))
 
 
 class Block(nn.Module):
@@ -200,7 +230,7 @@ class Block(nn.Module):
         self.norm2 = RMSNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
         # residual x + f(x); MixiT (reference code): sqrt(1/2) x + sqrt(1/2) f(x)
-        self.skip = self.res = math.sqrt(0.5) if cfg.residual == "scaled" else 1.0
+        _, _, self.skip, self.res = shipped_factors(cfg)
 
     def forward(self, x, return_att=False, keep=None):
         a, att = self.attn(self.norm1(x), return_att, keep)
@@ -225,7 +255,7 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList([Block(cfg, gen) for _ in range(cfg.n_layer)])
         self.norm_f = RMSNorm(cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, n_out or vocab_size, bias=False)  # untied from wte
-        self.mult = cfg.mixit_mult if cfg.variant == "mixit" else 1.0
+        self.mult = shipped_factors(cfg)[0]
         for name, m in self.named_modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
                 qk = name.endswith(("q_proj", "k_proj"))  # frozen_qk's fixed random attention
@@ -629,6 +659,10 @@ class Config:
                                 "the reference code uses sqrt(512 / n_embd), 1 at width 512")
     mixit_sink: bool = _f(True, "MixiT: head 0 of every block is a fixed 'sink' (half self, half "
                                 "first token), as in the reference code")
+    mixit_shipped: bool = _f(False, "MixiT as the reference ships it: v, o, gate, up and the head "
+                                    "times sqrt(512/d) (classify: sqrt(1/d)), down_proj times "
+                                    "sqrt(1/(4d)), the sink head, and for lm the residual "
+                                    "0.5 x + 0.866 f(x) (mixit.py, shipped_factors)")
     # training
     steps: int = _f(1500, "optimizer steps (0: only evaluate, e.g. a --load'ed checkpoint)")
     batch_size: int = _f(128, "sequences per step")
@@ -674,7 +708,7 @@ class Config:
 # settings that define the model and its data: a checkpoint brings these along
 ARCH_KEYS = ("task", "variant", "task_size", "data", "test_data", "n_layer", "n_head", "n_embd",
              "block_size", "causal", "positions", "mlp_act", "residual", "mixit_mult", "mixit_sink",
-             "data_seed")
+             "mixit_shipped", "data_seed")
 
 
 def parse_args(argv):
@@ -736,6 +770,11 @@ def resolve_config(given):
             setattr(cfg, k, auto)
         if getattr(cfg, k) not in choices:
             raise UsageError(f"--{k} must be auto, {' or '.join(choices)}; got '{getattr(cfg, k)}'")
+    if cfg.mixit_shipped and not (mixit and cfg.mixit_sink and cfg.mixit_mult == 1.0
+                                  and cfg.residual == "scaled"):
+        raise UsageError("--mixit_shipped builds MixiT as the reference ships it: it needs "
+                         "--variant mixit and sets the multipliers, the sink and the residual "
+                         "itself (drop --mixit_mult, --mixit_sink and --residual)")
     if mixit and cfg.positions == "rope":
         raise UsageError("--positions rope needs queries and keys; mixit has none (use learned)")
     if cfg.positions == "rope" and (cfg.n_embd // cfg.n_head) % 2:

@@ -188,6 +188,17 @@ variant_args() {  # the extra rows *_ref: W_Q, W_K at the reference code's N(0, 
     *) echo "--variant $1" ;;
   esac
 }
+shipped_cells() {  # shipped_cells SEED: MixiT as the reference ships it (--mixit_shipped, issue 49)
+  # beside the MixiT cells of claims 3-5: Table 3's tasks, Table 4's memorization, Table 5's heads
+  local seed=$1 h
+  cell "t3/add/mixit-shipped/s$seed" $BASE $DENSE --task add --task_size ${SIZE[add]} --variant mixit --mixit_shipped --seed $seed
+  cell "t3/modadd/mixit-shipped/s$seed" $BASE $MODADD --task modadd --task_size ${SIZE[modadd]} --variant mixit --mixit_shipped --seed $seed
+  cell "t3/dyck/mixit-shipped/s$seed" $BASE $DYCK --task dyck --task_size ${SIZE[dyck]} --variant mixit --mixit_shipped --seed $seed
+  cell "t4/memorize/mixit-shipped/s$seed" $MEM --task memorize --variant mixit --mixit_shipped --seed $seed
+  for h in $HEADS; do
+    cell "t5/add/heads$h-shipped/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --mixit_shipped --seed $seed
+  done
+}
 JOBLIST=$(mktemp)
 trap 'rm -f "$JOBLIST" "$JOBLIST.est"' EXIT
 cell() {  # cell TAG ARGS...: list a run (bench.py --todo drops those already done)
@@ -232,6 +243,9 @@ for seed in $SEEDS; do
   for h in $HEADS; do                              # Table 5: more heads for MixiT on add
     cell "t5/add/heads$h/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
   done
+  # at paper scale MixiT as shipped is queued after the claims' cells (bench.py priority); at
+  # the CPU scales it runs with --claims, below
+  if [ $SCALE = paper ] || [ $SCALE = paper-smoke ]; then shipped_cells $seed; fi
 done
 # --- Yelp (YELP=folder): Table 3b, bidirectional text classification, and MixiT with 4 and 64 heads
 if [ -n "${YELP:-}" ]; then
@@ -309,6 +323,9 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       cell "c6/add/mixit-w256-L$L/s$seed" $BASE $RANDOM_ADD --lr 1e-3 --task add --task_size 3 --variant mixit --n_head 64 --n_layer $L --seed $seed
     done
     cell "c6/add/mixit-heads64-L8/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --n_layer 8 --seed $seed
+    # MixiT as the reference ships it, beside claims 3-5's MixiT cells, and Table 11's memorization
+    shipped_cells $seed
+    cell "c4/memorize/mixit-shipped/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 --variant mixit --mixit_shipped --seed $seed
   done
 fi
 # --- the studies beyond the paper (--studies): each row of a table is a cell, 3 seeds ------------

@@ -31,7 +31,10 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
          # cannot take RoPE, which rotates queries and keys: in Standard's block it keeps its
          # learned positions, so that swap is the MLP and the residuals only
          "standard_mixblock": "Standard in MixiT's block",
-         "mixit_stdblock": "MixiT in Standard's block (learned positions kept)"}
+         "mixit_stdblock": "MixiT in Standard's block (learned positions kept)",
+         # MixiT as the reference ships it: its width multipliers and hidden down_proj factor
+         # (mixit.py --mixit_shipped, shipped_factors)
+         "mixit-shipped": "MixiT as shipped"}
 UNSTABLE = 10  # points: seeds further apart than this mark their cell "†", unstable at its budget
 PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
 DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
@@ -232,3 +235,44 @@ def draw_runs(cells):
 def draw_values(runs, task):
     """The draw study's number per run: accuracy in % (needle, add) or validation loss (lm)."""
     return [r["final"]["loss"] if task == "lm" else 100 * r["final"]["acc"] for r in runs]
+
+
+# -----------------------------------------------------------------------------
+# The rule for the prose: a sentence of README or FINDINGS that states a cause or a certainty
+# is one of three kinds (issue 46): a result (it carries a marked number, `<!--= ... -->`, or
+# names the cells, records or tables it reads), a tested explanation (it names its experiment:
+# a record tag such as `x/c6-...`, or a test), or a hypothesis (it says so). report.py --check
+# lists every such sentence that is none of the three. It reads words, not meaning: it keeps the
+# marks in place, and a reviewer still reads what they say.
+
+CERTAIN = re.compile(r"\b(because|is why|explains?|explained|explanation|rules? out|ruled out|"
+                     r"never|always|stable|no different|fails?|failed|collapses?|collapsed|"
+                     r"cannot|can't|however long|proves?|proven|so the|therefore|thus|"
+                     r"the reason|due to|caused?|causes|only because|does not depend|"
+                     r"guarantees?|certainly|clearly|must be)\b", re.I)
+SOURCE = re.compile(r"<!--=|`[a-z][a-z0-9]*/[^`\s]+`|\b[a-z]\d*/[a-z_]+[\w./*-]*|\brecords?\b|"
+                    r"\btest_\w+|\bTables? \d|\bclaims table\b|\(n = \d|\bn = \d|"
+                    r"\bresults/\w|REFERENCE_NOTES", re.I)
+HEDGE = re.compile(r"\b(untested|hypothes[ie]s|we think|we guess|we expect|may|might|perhaps|"
+                   r"possibly|likely|probably|presumably|suggests?|could|not tested|is open|"
+                   r"open question|unknown)\b", re.I)
+
+
+def prose(doc):
+    """The sentences of a Markdown document's running text: without code blocks, tables,
+    rendered blocks (between `<!-- scale: ... -->` lines), headings, images and comments."""
+    doc = re.sub(r"```.*?```", "", doc, flags=re.S)
+    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)
+    lines = [line for line in doc.splitlines()
+             if line.strip() and not line.lstrip().startswith(("|", "#", "!["))
+             and not re.fullmatch(r"\s*<!--[^=].*-->\s*", line)]
+    # a list item starts a sentence of its own, whatever the line before it ended with
+    text = " ".join("\n" + line if re.match(r"\s*([-*]|\d+\.) ", line) else line for line in lines)
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z*(\[`])|\n", text) if s.strip()]
+
+
+def unsupported(doc):
+    """The sentences of doc that state a cause or a certainty (CERTAIN) with no source (a marked
+    number, a cell, record, test or table: SOURCE) and no mark of a hypothesis (HEDGE)."""
+    return [s for s in prose(doc)
+            if CERTAIN.search(s) and not SOURCE.search(s) and not HEDGE.search(s)]

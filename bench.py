@@ -22,6 +22,7 @@ end of this file (report.py places them).
 import argparse
 import dataclasses
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -54,6 +55,22 @@ def model_flops_per_token(model, T):
     n_matmul = sum(p.numel() for n, p in model.named_parameters() if p.dim() == 2 and "wte" not in n
                    and "wpe" not in n)
     return 6 * n_matmul + 6 * model.cfg.n_layer * T * model.cfg.n_embd
+
+
+def frozen_qk_bound(config):
+    """The most that freezing W_Q and W_K can save of a Standard training step's FLOPs (a
+    fraction), for a run's config: a frozen matrix skips only its weight-gradient matmul, 2 of
+    its 6 FLOPs per weight and token, so the saving is 2 x (W_Q + W_K) over the model's total
+    (model_flops_per_token). Time saved beyond it comes from elsewhere (AdamW's update, memory)."""
+    fields = {f.name for f in dataclasses.fields(mixit.Config)}
+    cfg = mixit.Config(**{k: v for k, v in config.items() if k in fields})
+    cfg.variant, cfg.positions, cfg.mlp_act, cfg.residual = "standard", "rope", "swiglu", "plain"
+    task = tasks.make_task(cfg.task, cfg.task_size, "cpu", cfg.data_seed, 8, cfg.data)
+    cfg.block_size = cfg.block_size or task.block_size
+    model = mixit.GPT(cfg, task.vocab_size)
+    qk = sum(p.numel() for n, p in model.named_parameters() if n.endswith(("q_proj.weight",
+                                                                             "k_proj.weight")))
+    return 2 * qk / model_flops_per_token(model, task.block_size)
 
 
 def batches(task, cfg, gen, device):
@@ -402,18 +419,28 @@ def steps_to_price(latest, tag, cfg, given):
     return min(cfg.steps, 2 * max(ran)) if ran and max(ran) < cfg.steps else cfg.steps
 
 
+@functools.lru_cache(maxsize=None)
+def task_shape(name, size, data_seed, data):
+    """A task's vocab_size and block_size, all that cost() needs of it. Making a task draws its
+    test set, which was most of --plan's minute: the paper queue's ~500 prices share a few dozen
+    tasks, so each is made once per process."""
+    task = tasks.make_task(name, size, "cpu", data_seed, 8, data)
+    return SimpleNamespace(vocab_size=task.vocab_size, block_size=task.block_size)
+
+
 def cost(argv, models, measured=None, steps=None):
     """(config, training FLOPs, estimated H100 minutes, floor-bound?) of one job line's run, to
     its full --steps (a stopping rule can only shorten it) or to `steps`. models caches FLOPs
     per shape; with measured ({shape: ms per step}), a measured shape is priced by its
     measurement."""
     cfg = mixit.resolve_config(mixit.parse_args(argv + ["--device", "cpu", "--out", ""]))
-    task = tasks.make_task(cfg.task, cfg.task_size, "cpu", cfg.data_seed, 8, cfg.data)
+    task = task_shape(cfg.task, cfg.task_size, cfg.data_seed, cfg.data)
     cfg.block_size = cfg.block_size or task.block_size
     shape = (cfg.variant, cfg.n_layer, cfg.n_head, cfg.n_embd, task.vocab_size, cfg.block_size,
              cfg.positions)
-    if shape not in models:  # building a model is the slow part: once per shape
-        models[shape] = model_flops_per_token(mixit.GPT(cfg, task.vocab_size), task.block_size)
+    if shape not in models:  # building a model is the slow part: once per shape, and on the
+        with torch.device("meta"):  # meta device: shapes without values (no random init)
+            models[shape] = model_flops_per_token(mixit.GPT(cfg, task.vocab_size), task.block_size)
     flops = models[shape] * cfg.batch_size * task.block_size * cfg.steps
     step_ms = max(1000 * flops / max(1, cfg.steps) / (MFU * H100_PEAK), STEP_FLOOR_MS)
     floor_bound = step_ms == STEP_FLOOR_MS
@@ -482,13 +509,16 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     if price_out:  # one line, rewritten: the price of today's queue, not a history
         name = os.path.basename(records).removesuffix(".jsonl")
         lines = "".join(line for line, _ in left)  # what `run_all.sh --list` prints
-        with open(price_out, "w") as f:
-            f.write(json.dumps({
-                "config": {"tag": f"queue/{name}", "per_gpu": per_gpu,
-                           "queue_sha256": hashlib.sha256(lines.encode()).hexdigest()},
-                "final": {"left": len(left), "run_minutes": minutes,
-                          "gpu_minutes": minutes / per_gpu, "superseded": superseded},
-                "time": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
+        price = {"config": {"tag": f"queue/{name}", "per_gpu": per_gpu,
+                            "queue_sha256": hashlib.sha256(lines.encode()).hexdigest()},
+                 "final": {"left": len(left), "run_minutes": minutes,
+                           "gpu_minutes": minutes / per_gpu, "superseded": superseded}}
+        # the file is tracked in git: an unchanged price keeps its old line, time included, so
+        # that --plan in a fresh clone leaves `git status` clean
+        old = read_records(price_out)  # [] where there is none yet
+        if [{k: v for k, v in r.items() if k != "time"} for r in old] != [price]:
+            with open(price_out, "w") as f:
+                f.write(json.dumps({**price, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
     return serial, packed
 
 

@@ -263,11 +263,11 @@ def prose(doc):
     rendered blocks (between `<!-- scale: ... -->` lines), headings, images and comments."""
     doc = re.sub(r"```.*?```", "", doc, flags=re.S)
     doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)
-    lines = [line for line in doc.splitlines()
-             if line.strip() and not line.lstrip().startswith(("|", "#", "!["))
-             and not re.fullmatch(r"\s*<!--[^=].*-->\s*", line)]
-    # a list item starts a sentence of its own, whatever the line before it ended with
-    text = " ".join("\n" + line if re.match(r"\s*([-*]|\d+\.) ", line) else line for line in lines)
+    lines = ["" if not line.strip() or line.lstrip().startswith(("|", "#", "![")) or
+             re.fullmatch(r"\s*<!--[^=].*-->\s*", line) else line for line in doc.splitlines()]
+    # a paragraph, and a list item, starts a sentence of its own, whatever came before it ended with
+    text = " ".join("\n" + line if not line or re.match(r"\s*([-*]|\d+\.) ", line) else line
+                    for line in lines)
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z*(\[`])|\n", text) if s.strip()]
 
 

@@ -338,23 +338,25 @@ def spread_rule(rule):
     return bool(re.search(r"spread|within|std", rule))
 
 
-def verdict(ok, partly, reads, A, rule=""):
+def verdict(ok, partly, reads, A, rule="", need=1):
     """A rule's outcome as a verdict; a verdict never rests on a † cell ('unsettled') nor on a
-    record of an earlier recipe ('queued': run_all.sh reruns it), and a rule that compares
-    spreads gives none on a cell of one run ('–': no spread to compare)."""
+    record of an earlier recipe ('queued': run_all.sh reruns it), a rule that compares spreads
+    gives none on a cell of one run, and none is given while a cell it reads has fewer than
+    `need` seeds (the paper scale asks for 3) ('–')."""
     if ok is None:
         return "–"
     if any(old(A.runs(c)) for c in reads):
         return "queued"
-    if spread_rule(rule) and any(len(A.runs(c)) == 1 for c in reads):
+    if any(len(A.runs(c)) < max(need, 2 if spread_rule(rule) else 1) for c in reads):
         return "–"
     if any(unstable(A(c)) for c in reads):
         return "unsettled"
     return "reproduced" if ok else "partly" if partly else "not reproduced"
 
 
-def claim_rows(cells):
-    """(n seeds, rows): one row per claim: claim, paper, ours, verdict, rule, evidence."""
+def claim_rows(cells, need=1):
+    """(n seeds, rows): one row per claim: claim, paper, ours, verdict, rule, evidence; a verdict
+    only where every cell it reads has at least `need` seeds."""
     A = Reader(cells)
     seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
     n = str(min(seeds, default=0))
@@ -363,7 +365,7 @@ def claim_rows(cells):
     rows = []
     for claim, paper_, rule, judge in CLAIMS:
         ours, ok, partly, where, reads = judge(A)
-        rows.append([claim, paper_, ours, verdict(ok, partly, reads, A, rule), rule, where])
+        rows.append([claim, paper_, ours, verdict(ok, partly, reads, A, rule, need), rule, where])
     return n, rows
 
 
@@ -387,10 +389,10 @@ def summary(cells):
             "[What reproduced](#what-reproduced).")
 
 
-def verdicts(cells):
+def verdicts(cells, need=1):
     """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
     core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) are counted apart."""
-    n, rows = claim_rows(cells)
+    n, rows = claim_rows(cells, need)
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
     minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
@@ -400,7 +402,8 @@ def verdicts(cells):
             "report.py; a cell with fewer seeds shows its n); the verdict follows the rule in "
             f"its row; 'unsettled': the row reads a † cell (seeds more than {UNSTABLE} points "
             f"apart), on which no verdict may rest; {queued}'–': not yet measured, or the rule "
-            "compares spreads and a cell it reads has one run (n = 1), so no spread to compare. "
+            "compares spreads and a cell it reads has one run (n = 1), so no spread to compare"
+            + (f", or a cell it reads has fewer than {need} seeds" if need > 1 else "") + ". "
             f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
             "runs).\n\n" + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 
@@ -974,7 +977,7 @@ def render_all(scale, draw=True):
         if other:
             parts.append(dtype_check(cells, other, "bfloat16"))
     md = "\n\n".join(p for p in parts if p)
-    claims = verdicts(cells)
+    claims = verdicts(cells, need=3 if scale.startswith("paper") else 1)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers,
     # or one table where the text needs it (pieces)

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import textwrap
 
 import matplotlib
 
@@ -21,7 +22,7 @@ import torch  # noqa: E402
 
 import mixit  # noqa: E402
 from records import (DRAW_ROWS, HOME, NAMES, VARIANTS, at_depths, baseline, draw_runs,  # noqa: E402
-                     draw_values, final, mean_std, table)
+                     draw_values, final, mean_std, table, unstable)
 
 PLOT_DIR = "plots"  # draw_all sets it: the smoke scales draw into results/smoke_plots instead
 
@@ -31,19 +32,40 @@ PLOT_DIR = "plots"  # draw_all sets it: the smoke scales draw into results/smoke
 
 
 def save(name, title=None, dpi=120):
-    """Save the current figure into PLOT_DIR, with a title over all its panels, and close it."""
+    """Save the current figure into PLOT_DIR, with a title over all its panels, and close it. The
+    saved image grows to hold what lies outside the panels (a legend, a caption)."""
     fig = plt.gcf()
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi)
+    if fig.get_layout_engine() is None:  # (a figure with a colour bar lays itself out)
+        fig.tight_layout()
+    fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
+
+
+def legend_outside(fig=None):
+    """One legend for the whole figure, right of its panels, where it covers no data: each label
+    once, however many panels draw it."""
+    fig = fig or plt.gcf()
+    entries = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    fig.legend(entries.values(), entries.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5),
+               fontsize=8)
 
 
 def finish_plot(xlabel, ylabel, title, name):  # a figure of one panel: its labels and legend
     plt.gca().set(xlabel=xlabel, ylabel=ylabel, title=title)
-    plt.legend()
+    legend_outside()
     save(name)
+
+
+def bits_on_the_right(ax):
+    """An LM axis is drawn in nats per byte (Table 2's first unit); bits per byte on the right."""
+    bits = ax.secondary_yaxis("right", functions=(lambda n: n / math.log(2),
+                                                  lambda b: b * math.log(2)))
+    bits.set_ylabel("bits/byte (= nats/byte ÷ ln 2)")
 
 
 # A figure must not say more than its table: every accuracy axis spans at least from the task's
@@ -78,6 +100,18 @@ def accuracy_axis(ax, floors, xs=None):
     return bool(known)
 
 
+def mark_unstable(ax, x, mean, accs, color, left=False):
+    """Draw a cell's mean hollow and mark it † where its seeds (accuracies in [0, 1]) lie more
+    than 10 points apart (records.unstable), as every table marks it; the † to the point's left
+    or right. True if it marked one."""
+    if not unstable(accs):
+        return False
+    ax.plot(x, mean, "o", color=color, markerfacecolor="white", markersize=9)
+    ax.annotate("†", (x, mean), xytext=(-13 if left else 5, 2), textcoords="offset points",
+                fontsize=13, fontweight="bold", color=color)
+    return True
+
+
 def size_curve(cells, pattern, key="acc"):
     """[(task size, mean, std, n, cell)] over the cells whose name matches `pattern`, by size."""
     return sorted((runs[0]["config"]["task_size"], *mean_std(a), len(a), c)
@@ -95,18 +129,23 @@ def plot_needle(cells, scale):
     for i, (v, pts) in enumerate(curves.items()):
         if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
             x, m, sd, n, at = zip(*pts)
-            plt.errorbar([a + 0.08 * (i - 1) for a in x], [100 * a for a in m],
-                         yerr=[100 * s for s in sd], fmt="o-", capsize=3, label=with_n(NAMES[v], n))
+            xs = [a + 0.08 * (i - 1) for a in x]
+            plt.errorbar(xs, [100 * a for a in m], yerr=[100 * s for s in sd], fmt="o-",
+                         capsize=3, color=f"C{i}", label=with_n(NAMES[v], n))
+            for x_, m_, c in zip(xs, m, at):
+                mark_unstable(plt.gca(), x_, 100 * m_, final(cells, c), f"C{i}")
             floors.update({size: floor_pct(cells, c) for size, c in zip(x, at)})
     accuracy_axis(plt.gca(), [floors[x] for x in sorted(floors)], sorted(floors))
     finish_plot("max key-value pairs (task_size)", "test accuracy (%), mean ± std over seeds",
-                f"needle-in-a-haystack ({scale})", f"needle_vs_pairs_{scale}.png")
+                f"needle-in-a-haystack ({scale})\n† (hollow): seeds more than 10 points apart",
+                f"needle_vs_pairs_{scale}.png")
 
 
 def plot_context(cells, scale):
-    """Validation bits per byte against the context length (Table 2's lm cells and the longer-
-    context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays random."""
-    curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "bpb")
+    """Validation loss (nats per byte) against the context length (Table 2's lm cells and the
+    longer-context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays
+    random."""
+    curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "loss")
               for v in ("standard", "frozen_qk", "mixit")}
     if not any(len(pts) > 1 for pts in curves.values()):
         return
@@ -119,12 +158,13 @@ def plot_context(cells, scale):
     ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items()
                     if c.startswith(("t2/lm/", "s2/"))})
     plt.xticks(ticks, [str(t) for t in ticks])
-    finish_plot("context length (bytes)", "validation bits per byte (mean ± std)",
+    bits_on_the_right(plt.gca())
+    finish_plot("context length (bytes)", "validation loss (nats/byte), mean ± std",
                 f"language modelling against context ({scale})", f"lm_context_{scale}.png")
 
 
 def plot_lm_curves(cells, scale):
-    """Every seed's validation curve, one colour per variant."""
+    """Every seed's validation curve, one colour per variant, in nats per byte."""
     if not any(c.startswith("t2/lm/") for c in cells):
         return
     plt.figure(figsize=(5, 3.5))
@@ -132,36 +172,95 @@ def plot_lm_curves(cells, scale):
         runs = cells.get(f"t2/lm/{v}", [])
         for r in runs:
             h = r["history"]
-            plt.plot([p["step"] for p in h], [p["bpb"] for p in h], color=f"C{i}", linewidth=1,
+            plt.plot([p["step"] for p in h], [p["loss"] for p in h], color=f"C{i}", linewidth=1,
                      label=with_n(NAMES[v], [len(runs)]) if r is runs[0] else None)
-    finish_plot("step", "validation bits per byte", f"byte-level LM learning curves, every seed "
-                f"({scale})", f"lm_curves_{scale}.png")
+    bits_on_the_right(plt.gca())
+    finish_plot("step", "validation loss (nats/byte)", f"byte-level LM learning curves, every "
+                f"seed ({scale})", f"lm_curves_{scale}.png")
+
+
+# Claim 6's figure reads claim 6's own setting: Table 6b's rows at width 256, where Random adds
+# at 2 layers (`run_all.sh --claims`), at both of Random's inits; where they did not run (the
+# paper scale), Table 6's rows (width 512 there). The cells are read as report.py's depth tables
+# read them: records.at_depths, ROW-L<depth>.
+CLAIM6_ROWS = ("random-w256", "random_ref-w256", "mixit-w256")
+
+
+def depth_figure_rows(cells):
+    """(which table, [(label, {depth: cell})]) for claim 6's figure: Table 6b's rows at width 256
+    (c6/add/<row>-L<depth>) where any ran, else Table 6's (t6/add/<row>-L<depth>), Random's
+    first."""
+    rows = [at for row in CLAIM6_ROWS if (at := at_depths(cells, f"c6/add/{row}"))]
+    where = "Table 6b, claim 6's setting"
+    if not rows:
+        names = sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
+                       key=lambda v: (not v.startswith("random"), v))
+        rows = [at_depths(cells, f"t6/add/{v}") for v in names]
+        where = "Table 6"
+    return where, [(row_label(cells, at), at) for at in rows]
+
+
+def row_label(cells, at):
+    """What tells a depth row from the others, read off its records: the variant (MixiT: its
+    heads), the init of Random's frozen W_Q, W_K (1/√d, or the reference's 0.02), the lr."""
+    runs = [r for c in at.values() for r in cells[c]]
+    cfg = runs[0]["config"]
+    if cfg["variant"] == "mixit":
+        name = f"MixiT, {cfg['n_head']} heads"
+    else:
+        std = cfg["qk_init_std"]
+        init = "1/√d" if abs(std - 1 / math.sqrt(cfg["n_embd"])) < 1e-4 else f"{std:g}"
+        name = f"{NAMES[cfg['variant']]}, Q/K init {init}"
+    lrs = sorted({r["config"]["lr"] for r in runs})  # (a row that mixes lrs says so)
+    return f"{name}, lr {' and '.join(f'{lr:g}' for lr in lrs)}"
 
 
 def plot_depth(cells, scale):
-    """Table 6 drawn: mean ± std over seeds at each depth, accuracy from the floor up."""
-    rows = {v: at for v in ("random", "mixit") if (at := at_depths(cells, f"t6/add/{v}"))}
+    """Claim 6 drawn (depth_figure_rows): at each depth every seed as a dot, and the mean ± std
+    over the seeds, of test accuracy (from the floor up) and of the token covariance at the last
+    block. A mean whose seeds lie more than 10 points apart (†, records.unstable) is drawn hollow
+    and marked †; the legend says each row's n (at each depth, where it changes with depth)."""
+    where, rows = depth_figure_rows(cells)
     if not rows:
         return
-    depths = sorted({d for at in rows.values() for d in at})
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
-    for v, at in rows.items():
-        for a, key, x in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
-            m, sd = zip(*(mean_std([x * y for y in final(cells, c, key)]) for c in at.values()))
-            a.errorbar(list(at), m, yerr=sd, fmt="o-", capsize=3,
-                       label=with_n(NAMES[v], [len(final(cells, c, key)) for c in at.values()]))
-    accuracy_axis(ax[0], [floor_pct(cells, "t6/")])
+    depths = sorted({d for _, at in rows for d in at})
+    shallowest = next(iter(rows[0][1].values()))  # its setting and floor stand for the figure's
+    cfg = cells[shallowest][0]["config"]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for i, (label, at) in enumerate(rows):
+        color, side = f"C{i}", i - (len(rows) - 1) / 2
+        xs = [d * 2 ** (0.07 * side) for d in at]  # the rows side by side on the log axis
+        for a, key, unit in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
+            seeds = [[unit * y for y in final(cells, c, key)] for c in at.values()]
+            ns = [len(s) for s in seeds]
+            if len(set(ns)) > 1:  # each depth's n, in the legend
+                label_n = (f"{label} (n={'/'.join(map(str, ns))} at "
+                           f"L={'/'.join(map(str, at))})")
+            else:
+                label_n = with_n(label, ns)
+            means = [mean_std(s)[0] for s in seeds]
+            a.errorbar(xs, means, yerr=[mean_std(s)[1] for s in seeds], fmt="o-", capsize=3,
+                       color=color, label=label_n)
+            for x, s, m in zip(xs, seeds, means):
+                a.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
+                if key == "acc":  # †, on the row's own side
+                    mark_unstable(a, x, m, [y / 100 for y in s], color, left=side < 0)
+    accuracy_axis(ax[0], [floor_pct(cells, shallowest)])
+    ax[0].set_ylim(top=104)  # (a std can reach past 100%; the seeds' dots cannot)
     for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
         a.set_xscale("log", base=2)
         a.set_xticks(depths, [str(d) for d in depths])
+        a.minorticks_off()
         a.set(xlabel="n_layer", ylabel=label)
-        a.legend(fontsize=8)
-    save(f"depth_{scale}.png", f"depth: random transformer vs MixiT ({scale}); mean, and std over "
-         "seeds where n > 1")
+    legend_outside(fig)
+    save(f"depth_{scale}.png", f"claim 6, depth on add: {where} (width {cfg['n_embd']}, "
+         f"add-{cfg['task_size']}; {scale})\neach dot a seed, line: mean ± std over seeds; "
+         "† (hollow): seeds more than 10 points apart")
 
 
 def plot_seeds(cells):
-    """Every seed of the draw study as a dot: one panel per task, one column per variant."""
+    """Every seed of the draw study as a dot: one panel per task, one column per variant (†
+    where its seeds lie more than 10 points apart)."""
     if not any(c.startswith("s1/") for c in cells):
         return
     draws = draw_runs(cells)
@@ -173,12 +272,14 @@ def plot_seeds(cells):
             n = len(vals)
             jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
             ax.plot([i + j for j in jitter], vals, "o", alpha=0.7, color=f"C{i}")
+        dagger = {v: " †" * (t != "lm" and unstable([r["final"]["acc"] for r in draws[v, t]]))
+                  for v in variants}  # seeds more than 10 points apart, as the tables mark them
         ax.set_xticks(range(len(variants)), [f"{NAMES.get(v, 'MixiT, no sink')}\nn="
-                      f"{len(draws[v, t])}" for v in variants], rotation=20, fontsize=8)
+                      f"{len(draws[v, t])}{dagger[v]}" for v in variants], rotation=20, fontsize=8)
         ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
         floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
         ax.set_title(t + " (dashed: the floor)" * floor_drawn)
-    save("seeds_quick.png", "every seed (quick scale)")
+    save("seeds_quick.png", "every seed (quick scale); †: seeds more than 10 points apart")
 
 
 def draw_all(cells, scale):
@@ -315,22 +416,53 @@ def plot_attention(scale, draw=True):
             + table(["variant", "previous-token head", "induction head"], lines))
 
 
+# What the scores in each attention map's title measure (induction_scores), said under the maps
+SCORES_CAPTION = (
+    "Each map: row = query position, column = key position, colour = the attention weight "
+    "(each row sums to 1; causal, so nothing above the diagonal). ind = the induction score: the "
+    "attention from the query (the last position) to the token right after the query's earlier "
+    "occurrence, mean over {n} test sequences (red box: that entry on this sequence); an "
+    "induction head scores near 1, chance is about 1/{T}. prev = the previous-token score: the "
+    "mean attention from each position t to t-1 over the same sequences; a previous-token head "
+    "scores near 1.")
+
+
 def draw_attention(path, v, scale):
     """Each head's attention on one test sequence, of a checkpoint's model; returns its scores."""
     cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
     task, model, _, _, _ = mixit.build(cfg, verbose=False)
     model.load_state_dict(mixit.load_checkpoint(path)["model"])
     scores = induction_scores(model, task)
+    x = task.test[0][:1]
     with torch.no_grad():
-        _, _, atts = model(task.test[0][:1], return_hidden=True)
-    L, H = len(atts), atts[0].size(1)
-    fig, axes = plt.subplots(L, H, figsize=(2.2 * H, 2.3 * L), squeeze=False)
+        _, _, atts = model(x, return_hidden=True)
+    L, H, T = len(atts), atts[0].size(1), x.size(1)
+    p = int((x[0, :-1] == x[0, -1]).float().argmax())  # the query's earlier occurrence
+    maps = [att[0].float() for att in atts]  # (H, T, T) per layer
+    low = min(0.0, min(float(m.min()) for m in maps))  # MixiT's matrices: entries below 0 too
+    high = max(1.0, max(float(m.max()) for m in maps))
+    fig, axes = plt.subplots(L, H, figsize=(2.2 * H + 1, 2.3 * L + 0.4), squeeze=False,
+                             layout="constrained")
     for l in range(L):
         for h in range(H):
-            axes[l][h].imshow(atts[l][0, h].float().numpy(), cmap="viridis")
-            axes[l][h].set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
-                                 f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
-            axes[l][h].axis("off")
+            ax = axes[l][h]
+            image = ax.imshow(maps[l][h].numpy(), cmap="viridis", vmin=low, vmax=high)
+            ax.add_patch(plt.Rectangle((p + 0.5, T - 1.5), 1, 1, fill=False, edgecolor="red",
+                                       linewidth=1.5))
+            ax.set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
+                         f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
+            ax.tick_params(labelsize=6)
+            if l == L - 1:
+                ax.set_xlabel("key position", fontsize=7)
+            if h == 0:
+                ax.set_ylabel("query position", fontsize=7)
+    fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight (colour scale of every map)")
+    n = min(500, len(task.test[0]))  # (induction_scores reads the first 500)
+    caption = SCORES_CAPTION.format(n=n, T=T) + (
+        " Entries go below 0 here: these maps are fixed random mixing matrices, not softmaxes."
+        if low < 0 else "")
+    fig.text(0.5, 0, "\n".join(textwrap.wrap(caption, int(16 * fig.get_figwidth()))),
+             ha="center", va="top", fontsize=7)
     save(f"attention_{v}_{scale}.png", f"{NAMES[v]} on induction, one seed (seed {cfg.seed}): "
          f"attention of one test sequence ({scale})", dpi=110)
     return scores

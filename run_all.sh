@@ -1,51 +1,63 @@
 #!/usr/bin/env bash
-# Reproduce every table and figure of the paper (see README, "Results").
+# Reproduce every table and figure of the paper (README, "Reproducing it yourself").
 #
-#   bash run_all.sh --quick   CPU scale: small widths and sizes, 1 seed, 25-50 min on 2 cores
-#   bash run_all.sh           paper scale: width 512, paper task sizes, 3 seeds; meant for GPUs
-#   bash run_all.sh --smoke   the quick list with 20 steps per run: checks the pipeline in minutes
-#   --seeds N                 run seeds 0..N-1 of every cell (default: 1 at quick, 3 at paper scale)
-#   --studies                 also the studies beyond the paper (README): MixiT's block confounds
-#                             (Table 9), hybrid schedules (Table 10), 10 seeds of three variants
-#                             and MixiT without its sink head, language modelling at longer contexts
-#   --claims                  also the long runs that test claims 2-6 past the quick cells' plateaus:
-#                             3-hop induction (3000 steps), MixiT with 64 heads on add (8000
-#                             steps) and dyck (1200), memorization capacity with a table no
-#                             variant can hold (n = 128 at width 16, 6000 steps), and depth where
-#                             Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT,
-#                             and Table 1's and 3's unstable cells given more steps (copy, induction,
-#                             modadd); 3 seeds
-#   --list                    print the queue (what is left to run, in order) and exit
-#   --plan                    print every paper-scale run with its FLOPs and estimated H100 minutes
-#                             (bench.py's cost model), the total at PER_GPU packing and the price
-#                             of the queue (into results/queue-paper.jsonl: rerun it after new
-#                             paper records, or report.py --check says the price is stale); runs nothing
-#   --paper-smoke             every paper-scale run at its true size for 2 steps on this machine,
-#                             into results/paper-smoke.jsonl, then the report: catches shape,
-#                             memory and configuration errors before any GPU time is spent
-#   --minutes M               stop within M minutes (a GPU lent in 10-minute calls: --minutes 9):
-#                             no cell starts that its price (bench.py steps_to_price, at the newest
-#                             step time of its shape) says would not finish; running cells get
-#                             SIGTERM 30 s before the end and save their state, which a second
-#                             call on the still-warm machine resumes (gpu_call.sh). PIECES=1 (env)
-#                             also starts a cell longer than M, with half of M left, to go on in
-#                             such a call: only when one follows, or its state is lost
+# usage: bash run_all.sh [--quick|--smoke|--paper-smoke] [--list|--plan] [--seeds N] [--studies] [--claims] [--minutes M] [--help]
 #
-# YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick adds the Yelp cells (y/yelp/*: Table
-# 3b, with MixiT at 4 and 64 heads): the folder holds Yelp's train.csv and test.csv (README, "Text
-# classification"); the path may not contain spaces. Without YELP the table says how to get it.
-# ONLY='t1/|t3/' bash run_all.sh runs only the runs whose tag matches (a GPU lent in short calls).
-# CPU_DTYPE=bfloat16 bash run_all.sh --quick runs the quick list in bf16 autocast instead of fp32,
-# into results/quick-bfloat16.jsonl; report.py then checks it against the fp32 tables.
+#   (no flag)      paper scale: width 512, paper task sizes, 3 seeds; needs a GPU (or ALLOW_CPU=1)
+#   --quick        CPU scale: small widths and sizes, 1 seed, 25-50 min on 2 cores
+#   --smoke        the quick list with 20 steps per run: checks the pipeline in minutes
+#   --paper-smoke  every paper-scale run at its true size for 2 steps, on this machine (a CPU too)
+#   --list         print the queue (what is left to run, in order) and exit
+#   --plan         each run's FLOPs and H100 minutes, and the price of what is left; runs nothing
+#   --seeds N      run seeds 0..N-1 of every cell (default: 1 at quick, 3 at paper scale)
+#   --studies      also the studies beyond the paper (Tables 9 and 10, 10 seeds, ...)
+#   --claims       also the long runs that test claims 2-6 past the quick cells' plateaus (Table 11)
+#   --minutes M    stop within M minutes: start only the runs that fit, pause the rest in time
+#   --help         print this list and exit
+#   YELP=DIR       (env) also the Yelp cells (Table 3b); DIR holds Yelp's train.csv and test.csv
+#   ONLY=REGEX     (env) only the runs whose tag matches, e.g. ONLY='t1/|t3/'
+#   CPU_DTYPE=bfloat16  (env) --quick in bf16 autocast, into results/quick-bfloat16.jsonl
+#   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else 8)
+#   PIECES=1       (env) with --minutes, also start a run longer than M, to go on in the next call
+#   ALLOW_CPU=1    (env) let the paper scale run on a machine without a GPU
+#   PYTHON=PATH    (env) the Python to run (default: the first python, or python3, on PATH)
+#
+# (--help prints the lines above from this file, so the two cannot disagree. The rest of this
+# comment says more about some of them.)
+#
+# The paper scale is hours of GPU time (--plan prices it) and would take weeks on a CPU, so on a
+# machine without a GPU it is refused unless ALLOW_CPU=1 says it is meant; --paper-smoke, --list
+# and --plan run nothing long and work anywhere. --paper-smoke writes results/paper-smoke.jsonl,
+# then the report: it catches shape, memory and configuration errors before GPU time is spent.
+#
+# --studies: MixiT's block confounds (Table 9), hybrid schedules (Table 10), 10 seeds of three
+# variants and MixiT without its sink head, language modelling at longer contexts.
+# --claims: 3-hop induction (3000 steps), MixiT with 64 heads on add (8000 steps) and dyck
+# (1200), memorization capacity with a table no variant can hold (n = 128 at width 16, 6000
+# steps), depth where Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT, and
+# Table 1's and 3's unstable cells given more steps (copy, induction, modadd); 3 seeds.
+# --plan: every paper-scale run with its FLOPs and estimated H100 minutes (bench.py's cost
+# model), the total at PER_GPU packing, the runs longer than one GPU call, and the price of the
+# queue left, into results/queue-paper.jsonl (written only when that price changed; rerun --plan
+# after new paper records, or report.py --check says the price is stale).
+# --minutes M (a GPU lent in 10-minute calls: --minutes 9): no cell starts that its price
+# (bench.py steps_to_price, at the newest step time of its shape) says would not finish; running
+# cells get SIGTERM 30 s before the end and save their state, which a second call on the
+# still-warm machine resumes (gpu_call.sh). PIECES=1 also starts a cell longer than M, with half
+# of M left, to go on in such a call: only when one follows, or its state is lost.
+# YELP: the path may not contain spaces; without it the Yelp table says how to get the data.
+# ONLY lets a GPU lent in short calls take the list in parts. CPU_DTYPE: report.py checks the
+# bf16 tables against the published fp32 ones.
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
 # A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
 # interrupted sweep resumes where it stopped, and `--seeds 3` after `--seeds 1` runs only seeds 1
 # and 2. Each run saves its state at every evaluation and on SIGTERM under results/ckpt/<scale>/
 # (not in git), so a half-finished cell continues where it stopped. The queue runs the claims'
-# cells first (seed 0), then the other seeds, then the studies (bench.py --todo). Runs go in parallel: one
-# per GPU (each sees only its own), or on a CPU one per core with one thread each. At the end
-# report.py renders the tables (results/tables_<scale>.md) and draws the figures into plots/.
+# cells first (seed 0), then the other seeds, then the studies (bench.py --todo). Runs go in
+# parallel: one per GPU (each sees only its own), or on a CPU one per core with one thread each.
+# At the end report.py renders the tables (results/tables_<scale>.md) and draws the figures into
+# plots/.
 set -euo pipefail
 cd "$(dirname "$0")"
 # PYTHON (env): the interpreter to run (report.py and the tests pass their own); else the first on PATH
@@ -55,7 +67,10 @@ SCALE=paper
 SMOKE=""
 N_SEEDS=""
 N_SEEDS_GIVEN=""
-usage() { echo "usage: bash run_all.sh [--quick | --smoke | --plan | --paper-smoke] [--seeds N] [--studies] [--claims] [--minutes M]" >&2; exit 2; }
+# --help and a bad option read the usage and option lines from the comment at the top (sed), so
+# that what they print is what the header says
+help() { sed -n -e '2s/^# //p' -e 's/^# \(usage: .*\)/\n\1\n/p' -e 's/^#   /  /p' "${0##*/}"; exit 0; }
+usage() { echo "run_all.sh: $1; $(sed -n 's/^# \(usage: \)/\1/p' "${0##*/}") (--help says what each does)" >&2; exit 2; }
 MINUTES=""
 PLAN=""
 LIST=""
@@ -70,9 +85,12 @@ while [ $# -gt 0 ]; do
     --studies) STUDIES=1 ;;
     --claims) CLAIMS=1 ;;
     --paper-smoke) SCALE=paper-smoke; SMOKE="--steps 2 --eval_interval 1 --eval_size 64 --warmup 1" ;;
-    --seeds) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage; N_SEEDS=$2; N_SEEDS_GIVEN=$2; shift ;;
-    --minutes) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage; MINUTES=$2; shift ;;
-    *) usage ;;
+    --seeds) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage "--seeds takes a number of seeds, 1 or more, not '${2:-}'"
+      N_SEEDS=$2; N_SEEDS_GIVEN=$2; shift ;;
+    --minutes) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage "--minutes takes a whole number of minutes, 1 or more, not '${2:-}'"
+      MINUTES=$2; shift ;;
+    --help) help ;;
+    *) usage "unknown option '$1'" ;;
   esac
   shift
 done
@@ -81,8 +99,6 @@ NAME=$SCALE  # the results file's name: quick, paper, ..., or quick-bfloat16
 [ $SCALE = quick ] && [ "$CPU_DTYPE" != float32 ] && NAME=$SCALE-$CPU_DTYPE
 OUT=results/$NAME.jsonl
 LOGS=results/logs/$NAME  # one folder per results file: they share their tags
-mkdir -p "$LOGS" results/ckpt/$NAME plots
-touch "$OUT"
 
 # runs go round-robin over the GPUS GPUs; PER_GPU=2 (env) puts two small runs on each GPU at once;
 # by default as many as did the most work at once in `bench.py --pack` (8 before it has run)
@@ -90,7 +106,15 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   GPUS=$(nvidia-smi -L | wc -l); JOBS=$((GPUS * ${PER_GPU:-$($PYTHON bench.py --per-gpu)})); THREADS=4
 else
   GPUS=1; JOBS=$($PYTHON -c "import os; print(max(1, os.cpu_count()))"); THREADS=1
+  # the paper scale on a CPU would take weeks, and each stopped run leaves a state file of up to
+  # a few hundred MB: refused, before anything is written, unless asked for
+  if [ $SCALE = paper ] && [ -z "$PLAN$LIST" ] && [ "${ALLOW_CPU:-}" != 1 ]; then
+    echo "run_all.sh: the paper scale (width 512) needs a GPU and this machine has none (nvidia-smi): run --quick here, or ALLOW_CPU=1 bash run_all.sh to run it on the CPU anyway" >&2
+    exit 2
+  fi
 fi
+mkdir -p "$LOGS" results/ckpt/$NAME plots
+touch "$OUT"
 
 # --- the settings of each scale ---------------------------------------------------------------
 if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
@@ -203,7 +227,17 @@ JOBLIST=$(mktemp)
 trap 'rm -f "$JOBLIST" "$JOBLIST.est"' EXIT
 cell() {  # cell TAG ARGS...: list a run (bench.py --todo drops those already done)
   local tag=$1; shift
-  echo "$tag $*${DTYPE:+ $DTYPE}${SMOKE:+ $SMOKE}" >>"$JOBLIST"
+  # The recipes build on each other ($BASE $RETRIEVE --lr 1e-4), so a flag can come twice.
+  # mixit.py takes the last value; the line keeps only that one, in its place, so that it reads
+  # (in --list, a Slurm queue, a log) as what runs. From the end: a flag's values follow it.
+  local words=("$@" $DTYPE $SMOKE) kept=() group=() seen=" " i
+  for ((i = ${#words[@]} - 1; i >= 0; i--)); do
+    group=("${words[i]}" "${group[@]}")
+    [[ ${words[i]} == --* ]] || continue  # a value: its flag is further left
+    [[ $seen == *" ${words[i]} "* ]] || kept=("${group[@]}" "${kept[@]}")
+    seen+="${words[i]} "; group=()
+  done
+  echo "$tag ${kept[*]}" >>"$JOBLIST"
 }
 for seed in $SEEDS; do
   # Table 6 first: its deep runs are the longest, and long runs first let the slots finish together.
@@ -250,7 +284,7 @@ done
 # --- Yelp (YELP=folder): Table 3b, bidirectional text classification, and MixiT with 4 and 64 heads
 if [ -n "${YELP:-}" ]; then
   for f in train.csv test.csv; do
-    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (README, 'Text classification')" >&2; exit 2; }
+    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (README: --task classify)" >&2; exit 2; }
   done
   YELP_HEADS=$(echo $YELP_ARGS | grep -o -- '--n_head [0-9]*' | cut -d' ' -f2)
   for seed in $SEEDS; do
@@ -383,6 +417,7 @@ fi
 
 if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes where it ran
   # the paper-scale queue's price goes to results/queue-paper.jsonl, where the README reads it
+  # (rewritten only when the price changed: the file is in git, and a clone stays clean)
   PRICE=""; [ $SCALE = paper ] && [ -z "${YELP:-}" ] && PRICE=results/queue-paper.jsonl
   $PYTHON bench.py --plan "$JOBLIST" "$OUT" $PRICE  # PER_GPU (env), else bench.py --per-gpu's
   exit 0

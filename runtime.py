@@ -302,6 +302,10 @@ def flags(config_class, argv, description, epilog):
         kind = {"bool": _bool, "int": int, "float": float}.get(
             f.type if isinstance(f.type, str) else f.type.__name__, str)
         extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--resample" = "... true"
-        p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar="",
-                       help=f"{f.metadata['help']} (default: {f.default})", **extra)
+        # the value's kind names it in the usage and the list: --n_embd INT, --causal [BOOL]
+        name = {_bool: "BOOL", int: "INT", float: "FLOAT"}.get(kind, "TEXT")
+        default = str(f.default).lower() if kind is _bool else f.default
+        default = "''" if default == "" else default  # an empty text, visibly
+        p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar=name,
+                       help=f"{f.metadata['help']} (default: {default})", **extra)
     return vars(p.parse_args(argv))

@@ -13,6 +13,8 @@
 # that cannot collide: each task writes its record to a file of its own, results/slurm/paper/
 # TAG.jsonl, never to results/paper.jsonl, which the merge alone writes. SCALE=paper-smoke (with
 # `run_all.sh --paper-smoke --list`) puts everything under that name instead, as run_all.sh does.
+# On a node without a GPU a paper-scale task is refused in one line (exit 2), as run_all.sh's paper
+# scale is, unless ALLOW_CPU=1 (ALLOW_CPU=1 sbatch ...: the task inherits it) says that is meant.
 #
 # Edit these for your cluster (some want --gres=gpu:1 instead of --gpus=1). One GPU per task: a
 # saved state resumes only on as many processes as it was saved by.
@@ -73,6 +75,11 @@ tag=${argv[0]}; argv=("${argv[@]:1}")
 # a paper-smoke line (2 steps) must not end up in results/paper.jsonl, where it would count as done
 [ "$SCALE" = paper ] && [[ "$line" == *" --steps 2 --eval_interval 1 --eval_size 64 --warmup 1" ]] &&
   die "line $ID of $LIST is from run_all.sh --paper-smoke --list: submit it with SCALE=paper-smoke"
+# a paper line is a width-512 run: on a node without a GPU (a CPU partition, a job given no GPU)
+# it would take days, and each stop leaves a state file of up to a few hundred MB
+if [ "$SCALE" = paper ] && [ "${ALLOW_CPU:-}" != 1 ] && ! { command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; }; then
+  die "task $ID: the paper scale (width 512) needs a GPU and this node (${HOSTNAME:-?}) has none (nvidia-smi): check #SBATCH --gpus, or ALLOW_CPU=1 runs it on the CPU anyway"
+fi
 mine=results/slurm/$SCALE/${tag//\//_}.jsonl
 state=results/ckpt/$SCALE/${tag//\//_}.pt
 log=results/logs/$SCALE/${tag//\//_}.log

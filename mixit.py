@@ -21,9 +21,9 @@ reader of the paper can skip; the benchmark in bench.py (it imports this file, n
 """
 
 import dataclasses
-import json
 import math
 import os
+import shlex
 import signal
 import sys
 import time
@@ -67,7 +67,18 @@ def rotary_tables(block_size, head_dim, base=10000.0):
 
 
 def apply_rotary(x, cos, sin):
-    """Rotate each pair of channels of x (B, H, T, hd) by a position-dependent angle."""
+    """Rotary position embedding (RoPE): turn each pair of channels of x by its own angle.
+
+    x (B, H, T, hd), hd even: the queries or the keys of every head. cos, sin (T, hd/2): the
+    cosine and sine of pair i's angle at position t (rotary_tables, cut to x's T positions).
+    Pair i is channels 2i and 2i+1, and turns like a point of the plane by the angle a:
+
+        (x[2i], x[2i+1]) -> (x[2i] cos a - x[2i+1] sin a,  x[2i] sin a + x[2i+1] cos a)
+
+    Returns the turned tensor, of x's shape. A turn keeps each vector's length, and angle 0
+    (position 0) changes nothing; the angles grow with the position, so a query at i and a key
+    at j score q . k by a function of i - j alone.
+    """
     x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, H, T, hd/2) each
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1).flatten(-2)
 
@@ -91,7 +102,22 @@ class CausalSelfAttention(nn.Module):
         self.register_buffer("sin", sin, persistent=False)
 
     def forward(self, x, return_att=False, keep=None):
-        """keep (B, T) bool: the real tokens, where the input has pads (classify)."""
+        """Softmax attention: softmax(Q K^T / sqrt(d_head)) V per head, then o_proj.
+
+        x (B, T, C), T <= block_size. Q, K, V are q_proj(x), k_proj(x), v_proj(x), each split
+        into n_head heads of d_head = C / n_head channels (head h: channels h*d_head to
+        (h+1)*d_head). With RoPE (self.rope) Q and K, not V, are turned by
+        apply_rotary(., self.cos[:T], self.sin[:T]) before they are scored. Query i sees key j
+        if j <= i (self.causal), or every key (bidirectional); a hidden key gets weight 0.
+        keep (B, T) bool, or None: the real tokens, where the input has pads (classify). No
+        query sees a pad key, except that a pad sees itself (every row needs one key).
+        The heads' outputs are merged back into C channels (the inverse of the split) and
+        projected by o_proj.
+
+        Returns (y, att): y (B, T, C); att (B, n_head, T, T), the weights each query put on each
+        key (rows sum to 1), if return_att, else None: without it the fused kernel
+        F.scaled_dot_product_attention computes y and never forms the weights.
+        """
         B, T, C = x.size()
         q, k, v = [p(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
                    for p in (self.q_proj, self.k_proj, self.v_proj)]
@@ -123,11 +149,17 @@ def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
         Z[i, S_i] -= mean(Z[i, S_i])                     S_i: j <= i (causal) or every j,
         A_h = I + Z                                      so each row of A_h sums to exactly 1
 
-    A is the same for every input: it mixes tokens by position only. Entries can be negative.
-    With `sink`, head 0 instead averages each token with the first one (0.5 / 0.5), as the
-    reference code does; its row 0 is then [1, 0, ...] so that it too sums to 1.
+    (Z is 0 outside S_i: above the diagonal, when causal.) A is the same for every input: it
+    mixes tokens by position only. Entries can be negative. With `sink`, head 0 instead
+    averages each token with the first one, as the reference code does: A_0[i, i] = A_0[i, 0]
+    = 0.5 for i > 0, and row 0 is [1, 0, ...] so that it too sums to 1. Without it head 0 is
+    drawn like the others.
     The reference's bidirectional matrix (Yelp) centres row i by the full row's sum over i+1,
     the causal count: its rows sum to 1 + (1 - T/(i+1)) sum_j Z_ij. A bug we do not copy.
+
+    head_dim: d_head, which sets the low end of sigma's range. gen: the torch.Generator (CPU)
+    of every random draw, so the same seed gives bit-identical matrices and another seed other
+    ones. Returns a float32 tensor (n_head, T, T).
     """
     lo, hi = 1 / math.sqrt(T * head_dim), 1 / math.sqrt(T)
     sigma = lo + (hi - lo) * torch.rand(n_head, 1, 1, generator=gen)
@@ -187,9 +219,21 @@ class MixingAttention(nn.Module):
                                                   gen, cfg.mixit_sink, cfg.causal))  # (H, T, T)
 
     def forward(self, x, return_att=False, keep=None):
-        """keep (B, T) bool: the real tokens, where the input has pads (classify). A pad's value
-        is zeroed, so pads never reach a real token, as in the softmax variants; a real token's
-        row then sums to 1 minus A's weight on the pads (the reference mixes its pads in)."""
+        """MixiT's attention: y_h = A_h V_h per head, with A_h = self.A[h, :T, :T], then o_proj.
+
+        x (B, T, C), T <= block_size: a shorter input uses the top-left corner of A. V is
+        self.mult * v_proj(x), split into n_head heads of d_head = C / n_head channels (head h:
+        channels h*d_head to (h+1)*d_head). The heads' outputs are merged back into C channels
+        (the inverse of the split), and y = self.mult * o_proj(merged). self.mult is 1 unless
+        --mixit_mult or --mixit_shipped sets it (shipped_factors).
+        keep (B, T) bool, or None: the real tokens, where the input has pads (classify). A pad's
+        value is zeroed before the mixing, so pads never reach a real token, as in the softmax
+        variants; a real token's row then sums to 1 minus A's weight on the pads (the reference
+        mixes its pads in).
+
+        Returns (y, att): y (B, T, C); att (B, n_head, T, T), A[:, :T, :T] once per batch row,
+        if return_att, else None.
+        """
         B, T, C = x.size()
         v = self.mult * self.v_proj(x)  # (B, T, C); mult: see shipped_factors
         v = v if keep is None else v * keep[:, :, None]
@@ -312,8 +356,21 @@ def frozen_parts(cfg):
 
 
 def freeze(model, parts, verbose=True, label=""):
-    """Set requires_grad=False on every parameter of the named parts. Frozen tensors get no
-    gradient and are not given to the optimizer, so they stay bit-identical."""
+    """Freeze the named parts of model: requires_grad=False on every one of their parameters.
+
+    parts: names of PARTS (frozen_parts checks them), e.g. ["q", "k"]. A parameter belongs to
+    part p when PARTS[p] occurs in "." + its name (model.named_parameters()): "q" covers every
+    layer's q_proj weight and bias. Frozen tensors get no gradient and are not given to the
+    optimizer, so they stay bit-identical.
+    Raises UsageError, naming the part, for a part that covers no parameter of this model (q in
+    MixiT, which has no queries; wpe in a RoPE model).
+    verbose: print one line, starting with label: the parts, and both counts below (and MixiT's
+    fixed mixing weights, which are buffers, not parameters).
+
+    Returns (n_train, n_frozen): how many numbers (numel) of all the model's parameters train
+    and how many are frozen after the call (a parameter frozen before counts as frozen); they
+    add up to the model's size.
+    """
     for part in parts:
         matched = [p for n, p in model.named_parameters() if PARTS[part] in "." + n]
         if not matched:  # e.g. q for MixiT, which has no queries, or wpe for a RoPE model
@@ -343,7 +400,14 @@ def get_lr(step, cfg):
 
 
 def masked_loss(logits, y, mask):
-    """Cross-entropy averaged over the answer positions only (mask), as the paper trains."""
+    """Cross-entropy averaged over the answer positions only (mask), as the paper trains.
+
+    logits (B, T, V), of any float dtype; y (B, T) int64, the targets; mask (B, T) bool, True
+    where y is scored. Returns a 0-dim float32 tensor (computed in float32): the mean over the
+    positions where mask is True of -log softmax(logits[b, t])[y[b, t]], so rows without a
+    True position add nothing, and 0 (not nan) when mask has no True position at all. The
+    positions where mask is False get no gradient.
+    """
     ce = F.cross_entropy(logits.float().flatten(0, 1), y.flatten(), reduction="none")
     m = mask.flatten().float()
     return (ce * m).sum() / m.sum().clamp(min=1)
@@ -573,10 +637,13 @@ def evaluate(model, task, dtype, batch_size=500, return_preds=False):
         x, y, mask = x_all[i:i + batch_size], y_all[i:i + batch_size], m_all[i:i + batch_size]
         with torch.autocast(x.device.type, dtype=dtype, enabled=dtype != torch.float32):
             logits = model(x)
-        ce = F.cross_entropy(logits.float().flatten(0, 1), y.flatten(), reduction="none")
+        # the training loss (a mean over this batch's scored positions) times their number: the
+        # batches then add up to the mean over the whole test set. Calling masked_loss, not
+        # repeating it, keeps one definition of the loss (and gives no homework away).
+        scored = mask.sum()
         pred = logits.argmax(-1)  # (B, T)
         hit = (pred == y) & mask
-        totals += torch.stack([(ce * mask.flatten()).sum(), hit.sum(), mask.sum(),
+        totals += torch.stack([masked_loss(logits, y, mask) * scored, hit.sum(), scored,
                                (hit.sum(1) == mask.sum(1)).sum()]).float()
         if return_preds:
             preds.append(pred)
@@ -717,9 +784,9 @@ def parse_args(argv):
                         for t, spec in tasks.TASKS.items())
     return flags(Config, argv, description=__doc__.split("\n\n")[0].strip(),
                  epilog="Each task brings its own CPU recipe, which replaces the defaults above "
-                        f"unless you give the flag: {recipes}. The resolved config is printed at "
-                        "the start of every run and saved in its record. `python bench.py` with "
-                        "these flags times every variant's training step.")
+                        f"unless you give the flag: {recipes}. A run prints its settings first, in "
+                        "a few lines, and its record keeps the whole config. `python bench.py` "
+                        "with these flags times every variant's training step.")
 
 
 # What each numeric setting must be: (settings, test, the rule as the error states it)
@@ -798,14 +865,37 @@ def resolve_config(given):
     return cfg
 
 
+def settings(cfg, task, device, dtype):
+    """The lines a run opens with: its task, model, training and testing, then every other
+    setting that is not its default, as the flag that gives it. (The record keeps the whole
+    config; printed whole, it was one line of 800 characters.)"""
+    in_lines = {"task", "task_size", "variant", "n_layer", "n_head", "n_embd", "block_size",
+                "positions", "mlp_act", "residual", "steps", "batch_size", "lr", "warmup",
+                "weight_decay", "seed", "eval_size", "eval_interval", "out", "device", "dtype"}
+    default = {f.name: f.default for f in dataclasses.fields(Config)}
+    default["qk_init_std"] = round(1 / math.sqrt(cfg.n_embd), 6)  # what 0 became (resolve_config)
+    flag = lambda v: str(v).lower() if isinstance(v, bool) else shlex.quote(str(v))  # noqa: E731
+    other = [f"--{k} {flag(v)}" for k, v in dataclasses.asdict(cfg).items()
+             if k not in in_lines and v != default[k]]
+    return [f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}",
+            f"model: {cfg.n_layer} layers, {cfg.n_head} heads, width {cfg.n_embd}, sequences of up "
+            f"to {cfg.block_size} tokens; {cfg.positions} positions, {cfg.mlp_act} MLP, "
+            f"{cfg.residual} residual",
+            f"training: {cfg.steps} steps of {cfg.batch_size} sequences; AdamW, lr {cfg.lr:g} "
+            f"({cfg.warmup} steps of warm-up, then cosine), weight decay {cfg.weight_decay:g}; "
+            f"seed {cfg.seed}",
+            f"testing: {cfg.eval_size} held-out sequences every {cfg.eval_interval} steps; "
+            + (f"the record, with every setting, goes to {cfg.out}" if cfg.out else "no record")
+            ] + (["other settings: " + " ".join(other)] if other else [])
+
+
 def run(cfg):
     t0 = time.time()
     rank, world = init_distributed(cfg.batch_size, cfg.device)
     task, model, device, dtype, (n_train, n_frozen) = build(cfg)
     if cfg.load:  # start from a checkpoint's weights (resolve_config took its settings)
         load_weights(model, cfg.load)
-    print("config:", json.dumps(dataclasses.asdict(cfg)))
-    print(f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}")
+    print("\n".join(settings(cfg, task, device, dtype)))
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
     state = load_state(cfg)  # an interrupted run's state, to continue from (--resume)
     with catch_signals():  # a signal now saves the training state instead of losing it (train)

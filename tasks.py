@@ -108,7 +108,11 @@ class Task:
         x, y, mask = self.test
         right = ((pred == y) | ~mask).all(1)
         order = torch.cat([torch.nonzero(~right).flatten()[: n // 2], torch.nonzero(right).flatten()])
-        print(f"\nexamples from the test set ({self.note}):")
+        # up to half are wrong ones, however few the test set holds: the header says so, and how
+        # many there are, or 3 WRONG of 6 would read as 50% at an exact match of 99%
+        wrong = int((~right).sum())
+        print(f"\nexamples from the test set ({self.note}), the wrong ones first: "
+              f"{wrong:,} of its {len(right):,} are wrong ({wrong / len(right):.2%})")
         for i in order[:n].tolist():
             if self.classes:  # classify: the text, then its class as the file writes it
                 text = " ".join(text_of(x[i]).split())  # newlines and runs of spaces: one space
@@ -192,6 +196,8 @@ def sample_add(B, gen, n_digits):
 
     Reversed order lets the model produce the carry before it needs it (as a child would).
     The sum always has N+1 digits (a leading 0 when there is no final carry).
+    B rows, every draw from the torch.Generator gen (on its device; the same seed gives the
+    same batch). Returns shift(seq, answer): x, y int64 and mask bool, each (B, 3N + 2).
     """
     N = n_digits
     pow10 = 10 ** torch.arange(N + 1, device=gen.device)  # (N+1,)
@@ -301,6 +307,9 @@ def sample_dyck(B, gen, max_pairs):
         x:    ( ( ) ) ? yes pad
         y:    ( ) ) ? yes pad pad
         mask: . . . . X .   .              (only the answer after '?' is scored)
+
+    B rows, every draw from the torch.Generator gen (on its device; the same seed gives the
+    same batch). Returns shift(seq, answer): x, y int64 and mask bool, each (B, 2N + 1).
     """
     N, dev = max_pairs, gen.device
     L = 2 * N  # the longest string
@@ -378,6 +387,9 @@ def sample_needle(B, gen, max_pairs):
         x:    k1 17 k3 200 k0 9 q3 200 pad
         y:    17 k3 200 k0 9 q3 200 pad pad
         mask: .  .  .   .  .  . X   .   .         (only the value after the query is scored)
+
+    B rows, every draw from the torch.Generator gen (on its device; the same seed gives the
+    same batch). Returns shift(seq, answer): x, y int64 and mask bool, each (B, 2N + 1).
     """
     N, dev = max_pairs, gen.device
     n = _randint(1, N + 1, (B,), gen)
@@ -464,6 +476,8 @@ def sample_induction(B, gen, context):
         mask: . . . . . X          (only the follower is scored: one position per sequence)
 
     The follower never equals q, and q is not elsewhere in the context, so the answer is unique.
+    B rows, every draw from the torch.Generator gen (on its device; the same seed gives the
+    same batch). Returns shift(seq, answer): x, y int64 and mask bool, each (B, context + 1).
     """
     V = INDUCTION_SYMBOLS
     q = _randint(0, V, (B, 1), gen)
@@ -515,6 +529,13 @@ def sample_hop(B, gen, hops):
         at 0 -> 1 ('b'): the answer at position 4 is 'b'.
         y:    . . . . b .
         mask: . . . . X .          (every position whose k-hop answer is defined is scored)
+
+    B: how many rows. gen: the torch.Generator of every draw; the batch is made on its device,
+    and the same seed gives the same batch. hops: k >= 1. The first token is uniform over the
+    alphabet, each later one uniform over the HOP_SYMBOLS - 1 others than the token before it.
+    Returns (x, y, mask), each (B, hop_length(k)): x int64 tokens 0..HOP_SYMBOLS-1 (a..d);
+    y int64, the k-hop token where it is defined and 0 elsewhere; mask bool, True exactly where
+    the k-hop answer is defined.
     """
     V, T, dev = HOP_SYMBOLS, hop_length(hops), gen.device
     # no token equals its predecessor (as in Sanford et al.): a repeated pair "a a" would be a

@@ -18,6 +18,7 @@ import math
 import os
 import random
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -1100,6 +1101,33 @@ def test_show_examples_prints_right_and_wrong_answers(capsys):
     assert re.findall(r"expected: (.*)", printed) != re.findall(r"got: +(.*)", printed)
 
 
+class ModAddOracleWrongWhereOdd(ModAddOracle):
+    """ModAddOracle with offset 1 on the rows whose a is odd: wrong on exactly those."""
+
+    def forward(self, x):
+        self.offset = x[:, 0] % 2
+        return super().forward(x)
+
+
+def test_examples_say_the_wrong_ones_come_first_and_how_many_of_the_test_set_are_wrong(capsys):
+    """Up to half of the examples shown are wrong ones, so 3 WRONG of 6 could be 3 of 2000 or
+    all of them: the header says the wrong ones come first and how many of the test set are
+    wrong. Each example is labelled as its answer is, and no WRONG follows a RIGHT."""
+    task = tasks.make_task("modadd", 23, "cpu", 0, 1000)
+    n, odd = len(task.test[0]), int((task.test[0][:, 0] % 2).sum())
+    assert 0 < odd < n
+    for model, wrong in [(ModAddOracle(23, 0), 0), (ModAddOracleWrongWhereOdd(23, 0), odd),
+                         (ModAddOracle(23, 1), n)]:
+        mixit.show_examples(model, task, torch.float32, 6)
+        printed = capsys.readouterr().out
+        said = re.search(r"the wrong ones first: ([\d,]+) of its ([\d,]+) are wrong", printed)
+        assert said and (int(said[1].replace(",", "")), int(said[2].replace(",", ""))) == (wrong, n), printed
+        labels = re.findall(r"^  (RIGHT|WRONG) ", printed, re.M)
+        assert labels == ["WRONG"] * min(wrong, 3) + ["RIGHT"] * min(n - wrong, 6 - min(wrong, 3))
+        expected, got = re.findall(r"expected: (.*)", printed), re.findall(r"got: +(.*)", printed)
+        assert [e == g for e, g in zip(expected, got)] == [label == "RIGHT" for label in labels]
+
+
 def test_lm_loss_is_in_nats_and_bits_per_byte(tmp_path):
     """On lm, evaluate() reports the loss in nats per byte and bpb = loss / ln 2; an untrained
     model (near-uniform predictions over 256 bytes) scores about ln 256 nats = 8 bits."""
@@ -1712,6 +1740,50 @@ def test_script_reports_bad_flags_on_one_line():
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_help_names_each_flags_value_and_default():
+    """`python mixit.py --help` shows what each flag takes, in the usage line and in the list
+    (--n_embd INT, --causal [BOOL]: a bare --causal means true), and each flag's default."""
+    result = subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
+                            capture_output=True, text=True, timeout=120)
+    usage, listing = result.stdout.split("\n\n")[0], result.stdout.split("options:\n")[1]
+    entries = {}  # flag -> its entry in the list, its lines joined
+    for line in listing.splitlines():
+        if line.startswith("  --"):
+            flag = line.split()[0]
+            entries[flag] = line.strip()
+        elif line.startswith("   ") and entries:
+            entries[flag] += " " + line.strip()
+    for f in dataclasses.fields(mixit.Config):
+        kind = {bool: "[BOOL]", int: "INT", float: "FLOAT", str: "TEXT"}[type(f.default)]
+        assert f"[--{f.name} {kind}]" in " ".join(usage.split()), f.name
+        default = str(f.default).lower() if isinstance(f.default, bool) else f.default
+        assert entries[f"--{f.name}"].startswith(f"--{f.name} {kind} ")
+        assert entries[f"--{f.name}"].endswith(f"(default: {default if default != '' else repr('')})")
+
+
+def test_a_run_opens_with_its_settings_in_a_few_short_lines(tmp_path, capsys, monkeypatch):
+    """A run opens with its settings in a few lines a person reads (task, model, training,
+    testing), not the whole config as one long JSON line: every other setting that is not its
+    default follows as the flag that gives it, so those flags read back give the same settings.
+    The record keeps the whole config."""
+    monkeypatch.chdir(tmp_path)  # a short --out path, as a run's usually is
+    out = tmp_path / "runs.jsonl"
+    cfg = make_config("--task", "add", "--task_size", "3", "--steps", "0", "--tag", "a b/c",
+                      "--resample", "--stop_acc", "0.9", "--qk_init_std", "0.02", "--out", out.name)
+    mixit.run(cfg)
+    printed = capsys.readouterr().out.splitlines()
+    opening = printed[:next(i for i, line in enumerate(printed) if line.startswith("step "))]
+    assert len(opening) <= 7 and max(map(len, opening)) <= 150, opening
+    text = "\n".join(opening)
+    for shown in ("3-digit addition", "2 layers, 4 heads, width 32", "0 steps of 128 sequences",
+                  "64 held-out sequences", "runs.jsonl"):
+        assert shown in text, (shown, text)
+    [other] = [line.split("other settings: ", 1)[1] for line in opening if "other settings: " in line]
+    assert mixit.parse_args(shlex.split(other)) == {
+        "tag": "a b/c", "resample": True, "stop_acc": 0.9, "qk_init_std": 0.02, "examples": 0}
+    assert json.loads(out.read_text())["config"] == dataclasses.asdict(cfg)
+
+
 def test_flags_reach_the_config():
     """Given flags override the task's recipe and the defaults, with the right types."""
     cfg = make_config("--task", "add", "--lr", "0.5", "--steps", "7", "--mixit_sink", "off")
@@ -2305,6 +2377,120 @@ def test_slurm_says_in_one_line_what_is_wrong(tmp_path):
     assert not (repo / "results").exists()
 
 
+def no_gpu(tmp_path):
+    """PATH with an nvidia-smi that finds no GPU in front, as on a machine without one."""
+    shims = tmp_path / "no-gpu"
+    shims.mkdir()
+    (shims / "nvidia-smi").write_text("#!/bin/sh\necho 'No devices were found' >&2; exit 6\n")
+    (shims / "nvidia-smi").chmod(0o755)
+    return {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_run_all_help_lists_every_option_it_parses():
+    """`bash run_all.sh --help` prints a line for each option the script's parser takes, and a
+    usage line that names every one; both are the header's own lines, so the two cannot drift.
+    A bad option is one line on stderr, with that usage, and exit 2."""
+    script = open(os.path.join(HERE, "run_all.sh")).read()
+    parser = script[script.index("while [ $# -gt 0 ]"):]
+    parser = parser[:parser.index("\ndone\n")]
+    options = [o for case in re.findall(r"^\s+(-[-\w|]+)\)", parser, re.M) for o in case.split("|")]
+    assert {"--quick", "--list", "--plan", "--paper-smoke", "--help"} <= set(options)
+    done = subprocess.run(["bash", "run_all.sh", "--help"], cwd=HERE, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    [usage] = [line for line in lines if line.startswith("usage: ")]
+    header = script.splitlines()
+    for line in lines:
+        assert not line or f"# {line}" in header or f"#{line[1:]}" in header, line
+    for option in options:
+        assert re.search(rf"(?<![\w-]){option}(?![\w-])", usage), option
+        assert sum(line.split()[:1] == [option] for line in lines) == 1, option
+    bad = subprocess.run(["bash", "run_all.sh", "--nope"], cwd=HERE, capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and not bad.stdout and len(bad.stderr.splitlines()) == 1
+    assert "unknown option '--nope'" in bad.stderr and usage in bad.stderr
+
+
+def test_the_paper_scale_on_a_machine_without_a_gpu_is_refused_unless_asked_for(tmp_path):
+    """Width-512 runs on a CPU take weeks and leave state files of hundreds of MB when stopped.
+    On a machine without a GPU, run_all.sh at paper scale (no --quick, --smoke) refuses in one
+    line that names ALLOW_CPU=1 and writes nothing; ALLOW_CPU=1 lets it start, and --paper-smoke
+    (two steps a run, meant for a CPU) is not refused. slurm.sh refuses a paper-scale task on such
+    a node the same way, and runs it with ALLOW_CPU=1."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "run_all.sh"):
+        shutil.copy(os.path.join(HERE, f), repo)
+    env = {**no_gpu(tmp_path), "ONLY": "no-such-tag"}  # should it start, it has nothing to run
+
+    def run_all(*args, **more):
+        return subprocess.run(["bash", "run_all.sh", *args], cwd=repo, env={**env, **more},
+                              capture_output=True, text=True, timeout=120)
+    for args in ([], ["--claims", "--seeds", "1"]):
+        refused = run_all(*args)
+        assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+        assert "needs a GPU" in refused.stderr and "ALLOW_CPU=1" in refused.stderr
+        assert not (repo / "results").exists()
+    assert "run_all (paper): 0 runs to do" in run_all(ALLOW_CPU="1").stdout
+    assert "run_all (paper-smoke): 0 runs to do" in run_all("--paper-smoke").stdout
+    line = f"t1/copy/standard/s0 --task copy --task_size 4 --variant standard --seed 0 {SMOKE_RUN}"
+    (tmp_path / "slurm").mkdir()  # a paper line (3 steps: not the paper smoke test's 2)
+    repo, env = slurm_repo(tmp_path / "slurm", [line.replace("--steps 2 ", "--steps 3 ")])
+    env = {**env, "SCALE": "paper", "PATH": no_gpu(tmp_path / "slurm")["PATH"]}
+    refused = slurm(repo, env, "queue.txt", task=1)
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert "needs a GPU" in refused.stderr and "ALLOW_CPU=1" in refused.stderr
+    assert not (repo / "results").exists()
+    allowed = slurm(repo, {**env, "ALLOW_CPU": "1"}, "queue.txt", task=1)
+    assert allowed.returncode == 0 and "done   t1/copy/standard/s0" in allowed.stdout, allowed.stderr
+    assert (repo / "results" / "slurm" / "paper" / "t1_copy_standard_s0.jsonl").exists()
+
+
+def test_list_and_plan_leave_a_fresh_clone_clean_and_name_each_flag_once(tmp_path):
+    """In a clone of this checkout (its working tree committed there), on a machine without a GPU,
+    `bash run_all.sh --help`, `--list` and `--plan` run and leave `git status` clean: --plan
+    rewrites the tracked price of the queue (results/queue-paper.jsonl) only when the price
+    changed, not for a new time. (Where the committed price is out of date, the first --plan
+    updates it and a second must change nothing.) Each line of the queue names each flag once,
+    the last value the recipe gave it, as mixit.py reads the recipe (a Slurm task's line)."""
+    if not os.path.isdir(os.path.join(HERE, ".git")):
+        pytest.skip("not a git checkout (a downloaded copy): there is no clone to make")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", HERE, str(clone)], check=True, timeout=60)
+
+    def git(*args, cwd=clone):
+        return subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@localhost",
+                               *args], cwd=cwd, capture_output=True, text=True, check=True,
+                              timeout=60).stdout
+    for f in git("ls-files", "-z", cwd=HERE).split("\0")[:-1]:
+        if os.path.isfile(os.path.join(HERE, f)):
+            shutil.copyfile(os.path.join(HERE, f), clone / f)
+        elif (clone / f).exists():
+            (clone / f).unlink()
+    git("add", "-A")
+    git("commit", "-q", "--allow-empty", "-m", "this checkout's working tree")
+    env = no_gpu(tmp_path)
+
+    def run_all(*args):
+        done = subprocess.run(["bash", "run_all.sh", *args], cwd=clone, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+    run_all("--help")
+    for line in run_all("--list").splitlines():
+        flags = [w for w in line.split()[1:] if w.startswith("--")]
+        assert len(flags) == len(set(flags)), line
+    assert "left to run" in run_all("--plan")
+    price = "results/queue-paper.jsonl"
+    if git("status", "--porcelain") == f" M {price}\n":  # the committed price was out of date
+        old, new = (json.loads(text) for text in (git("show", f"HEAD:{price}"), (clone / price).read_text()))
+        assert {**old, "time": None} != {**new, "time": None}, "only the time changed"
+        git("commit", "-q", "-am", "the price of today's queue")
+        run_all("--plan")
+    assert git("status", "--porcelain") == ""
+
+
 def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp_path, monkeypatch):
     """bench.plan's price record: the runs left (a done cell is not), their minutes as --minutes
     prices them, divided over PER_GPU, the hash of the queue it priced and the runs left whose
@@ -2565,6 +2751,39 @@ def test_a_figure_spans_the_floor_to_100_and_says_its_n():
     assert lo <= 16.3 and hi >= 100
     assert figures.with_n("Random", [1, 1]) == "Random (one seed)"
     assert figures.with_n("MixiT", [3, 3]) == "MixiT (n=3)" and "n=1–3" in figures.with_n("M", [1, 3])
+
+
+def test_claim_6s_figure_draws_its_own_setting_at_width_256_where_it_ran(tmp_path, monkeypatch):
+    """Claim 6's depth figure draws Table 6b's width-256 rows (c6/add/: Random at 1/√d and at
+    the reference's 0.02, MixiT) where they ran, not Table 6's row, where neither adds; without
+    them (the paper scale) Table 6's rows, Random's first. Each row's label says its init and
+    lr, read off its records, and a cell whose seeds lie more than 10 points apart is marked †."""
+    import figures
+    monkeypatch.setattr(figures, "PLOT_DIR", str(tmp_path))
+
+    def runs(variant, width, std, lr, *accs):
+        return [{"config": {"task": "add", "task_size": 3, "data_seed": 0, "eval_size": 50,
+                            "variant": variant, "n_embd": width, "n_head": 4, "qk_init_std": std,
+                            "lr": lr}, "final": {"acc": a, "token_cov": 0.5}} for a in accs]
+    cells = {f"t6/add/{v}-L{L}": runs(v, 64, 0.125, 3e-3, 0.3, 0.35)
+             for v in ("mixit", "random") for L in (2, 4)}
+    where, rows = figures.depth_figure_rows(cells)
+    assert where == "Table 6" and [at[2] for _, at in rows] == ["t6/add/random-L2", "t6/add/mixit-L2"]
+    for L in (2, 8, 16):
+        cells[f"c6/add/random-w256-L{L}"] = runs("random", 256, 1 / 16, 1e-2, 0.99, 0.7)  # †
+        cells[f"c6/add/random_ref-w256-L{L}"] = runs("random", 256, 0.02, 1e-2, 0.5, 0.52)
+        cells[f"c6/add/mixit-w256-L{L}"] = runs("mixit", 256, 1 / 16, 1e-3, 1.0, 1.0)
+    where, rows = figures.depth_figure_rows(cells)
+    assert where.startswith("Table 6b")
+    assert [label for label, _ in rows] == ["Random, Q/K init 1/√d, lr 0.01",
+                                            "Random, Q/K init 0.02, lr 0.01", "MixiT, 4 heads, lr 0.001"]
+    assert {c for _, at in rows for c in at.values()} == {c for c in cells if c.startswith("c6/")}
+    marked, mark = [], figures.mark_unstable
+    monkeypatch.setattr(figures, "mark_unstable",
+                        lambda ax, x, m, accs, *a, **k: mark(ax, x, m, accs, *a, **k) and marked.append(accs))
+    figures.plot_depth(cells, "quick")
+    assert (tmp_path / "depth_quick.png").stat().st_size > 0
+    assert marked == [[0.99, 0.7]] * 3  # Random at 1/√d at each depth, and no other cell
 
 
 def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):
@@ -2921,74 +3140,325 @@ def test_homework_blanks_bodies_but_keeps_signatures_and_docstrings():
             assert ast.dump(one[part]) == ast.dump(node), part
 
 
-def test_homework_refuses_an_unknown_part_and_a_folder_in_use_in_one_line(tmp_path, capsys):
-    """An unknown part is refused naming the parts that exist; so is a folder that exists and
-    is not empty (a student's work is never overwritten). One line on stderr, exit status 2,
-    nothing written."""
+def test_homework_refuses_each_bad_input_in_one_line_with_a_nonzero_exit(tmp_path, capsys):
+    """Every bad command line gets one line on stderr ("error: ..."), no traceback, exit status
+    2, and writes nothing: no command, an unknown one, an unknown part (the line lists the parts
+    that can be handed out), a part no test grades (get_lr), a folder in use (a student's work
+    is never overwritten), a submission that is not a folder or not a handout, an unknown part
+    to grade, a bad --jobs."""
     import homework
-    assert homework.main(["handout", str(tmp_path / "new"), "freeze", "no_such_part"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: unknown part(s) no_such_part")
-    assert "MixingAttention.forward" in err[0] and "sample_hop" in err[0]
-    assert not (tmp_path / "new").exists()
-    (tmp_path / "used").mkdir()
-    (tmp_path / "used" / "mixit.py").write_text("my work")
-    assert homework.main(["handout", str(tmp_path / "used")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "not an empty folder" in err[0]
-    assert (tmp_path / "used" / "mixit.py").read_text() == "my work"
+    used, empty = tmp_path / "used", tmp_path / "empty"
+    used.mkdir()
+    empty.mkdir()
+    (used / "mixit.py").write_text("my work")
+    new = str(tmp_path / "new")
+    cases = [([], "required"), (["hand", new], "invalid choice"),
+             (["handout", new, "freeze", "no_such_part"], "unknown part(s) no_such_part"),
+             (["handout", new, "get_lr"], "no test grades get_lr"),
+             (["handout", str(used)], "not an empty folder"),
+             (["grade"], "required"),
+             (["grade", str(used / "mixit.py")], "is not a folder"),
+             (["grade", str(empty)], "is not a handout: it has no mixit.py and no tasks.py"),
+             (["grade", "--parts", "freeze,get_lr", HERE], "no test grades get_lr"),
+             (["grade", "--parts", ",", HERE], "--parts names no part"),
+             (["grade", "--jobs", "0", HERE], "--jobs must be 1 or more"),
+             (["grade", "--jobs", "two", HERE], "invalid int value")]
+    for argv, says in cases:
+        assert homework.main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        lines = err.strip().splitlines()
+        assert out == "" and len(lines) == 1 and lines[0].startswith("error: "), (argv, out, err)
+        assert says in lines[0], (argv, lines[0])
+        if "unknown part" in says:
+            assert "MixingAttention.forward" in lines[0] and "sample_dyck" in lines[0]
+            assert "get_lr" not in lines[0]  # only the parts that a test grades
+    assert not (tmp_path / "new").exists() and (used / "mixit.py").read_text() == "my work"
 
 
 def test_homework_grades_a_copy_that_does_not_import_zero_with_one_clear_line(tmp_path, capsys):
     """A syntax error in the student's copy: grade names the file and line, gives every part 0
-    and prints no traceback."""
+    out of all its tests (the same count as when they run) and prints no traceback."""
     import homework
     copy = tmp_path / "copy"
-    homework.handout(str(copy), ["freeze", "sample_hop"], repo=HERE)
+    homework.handout(str(copy), ["freeze", "sample_hop"], kit=HERE)
     with open(copy / "mixit.py", "a") as f:
         f.write("\ndef unfinished(:\n")
-    assert homework.main(["grade", str(copy)]) == 1
+    assert homework.main(["grade", "--parts", "freeze,sample_hop", str(copy)]) == 1
     out = capsys.readouterr().out
-    assert "does not import" in out and "mixit.py, line" in out and "Traceback" not in out
-    assert re.search(r"^freeze +0/5 +0/15", out, re.M) and re.search(r"^total +0/30$", out, re.M)
+    assert "does not import: mixit.py, line" in out and "Traceback" not in out
+    n = len(homework.GRADING["freeze"][2])
+    assert re.search(rf"^freeze +0/{n} +0/15$", out, re.M)
+    assert re.search(r"^total +0/30$", out, re.M)
 
 
-def test_homework_handout_imports_and_each_part_is_graded_by_its_own_tests(tmp_path):
-    """homework.py's promise, one pytest run per situation (two at a time): on the repository
-    every grading test passes; the handout of the default parts imports and fails every test of
-    every default part; a default part blanked alone fails its own tests, each with its own
-    NotImplementedError, and no other part's test; the other graded parts, blanked together,
-    fail their own tests and no default part's. Every default part has two tests at least."""
-    import concurrent.futures
+def wrong_masked_loss(source):
+    """mixit.py with a masked_loss that averages over every position, mask or not."""
+    import homework
+    return homework.blank(source, ["masked_loss"]).replace(
+        homework.stub("masked_loss"), "return F.cross_entropy(logits.flatten(0, 1), y.flatten())")
+
+
+# Edits a student could make outside mixit.py and tasks.py, each of which would move the grade
+# if grading read it: every test passes, or none is collected, or nothing imports, or the parts
+# list leaves the unfinished part out.
+PLANTED = {
+    "test_mixit.py": "def test_frozen_mlp_freezes_exactly_the_mlps():\n    pass\n",
+    "conftest.py": ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                    "def pytest_runtest_makereport(item, call):\n"
+                    "    (yield).get_result().outcome = 'passed'\n"),
+    "pytest.ini": "[pytest]\npython_functions = nothing_is_a_test\n",
+    "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '--collect-only'\n",
+    "setup.cfg": "[tool:pytest]\naddopts = --collect-only\n",
+    "tox.ini": "[pytest]\naddopts = --collect-only\n",
+    "homework_parts.txt": "sample_hop\n",
+    "homework.py": "print('total 100/100')\n",
+    "runtime.py": "raise SystemExit('no import for you')\n",
+    "test_homework.py": "def test_nothing():\n    assert False\n",
+}
+
+
+def test_homework_grades_a_class_trusting_only_the_graded_files(tmp_path, capsys):
+    """One `grade` of a whole class, a CSV row each, on every part of GRADING (two at a time):
+    the repository scores full marks; the untouched handout 0 on each part handed out and full
+    marks on the others; each default part blanked alone 0 on that part and full marks on every
+    other (so its tests fail and no other part's), even where the copy holds an edit of each
+    kind outside mixit.py and tasks.py (PLANTED, in the copy that blanks freeze); the other
+    parts blanked together likewise (that copy's masked_loss is wrong too, and scores 0); a
+    mixit.py that fails on import 0 everywhere, naming file and line; a folder that is not a
+    handout is named in its row, and the others are graded. The feedback lists each failed
+    test by its full name, with its line and the values compared, and every part counts all
+    its tests."""
+    import csv
+    import io
     import homework
     graded, defaults = homework.GRADING, homework.DEFAULT_PARTS
     extras = [part for part in graded if part not in defaults]
-    every = [node for part in graded for node in graded[part][1]]
     folders = {"repository": HERE}
-    for name, parts in {"defaults": defaults, **{p: [p] for p in defaults}, "extras": extras}.items():
+    handouts = {"defaults": defaults, **{part: [part] for part in defaults}, "extras": extras}
+    for name, parts in handouts.items():
         folders[name] = str(tmp_path / name)
-        homework.handout(folders[name], parts, repo=HERE)
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:  # the runs wait on subprocesses
-        imports = pool.submit(homework.check_copy, folders["defaults"])
-        runs = {name: pool.submit(homework.run_tests, folder, every) for name, folder in folders.items()}
-        results = {name: run.result() for name, run in runs.items()}
-    assert imports.result() is None
+        homework.handout(folders[name], parts, kit=HERE)
+    wrong = tmp_path / "extras" / "mixit.py"
+    wrong.write_text(wrong_masked_loss(wrong.read_text()))
+    for name, text in PLANTED.items():
+        (tmp_path / "freeze" / name).write_text(text)
+    # the edits are live: pytest run in that copy itself reads them (and collects no test)
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                         cwd=folders["freeze"], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 5, ran.stdout + ran.stderr
+    folders["broken"] = str(tmp_path / "broken")
+    os.makedirs(folders["broken"])
+    for source in homework.SOURCES:
+        text = open(os.path.join(HERE, source)).read()
+        if source == "mixit.py":
+            text += "\nraise RuntimeError('half-written')\n"
+        (tmp_path / "broken" / source).write_text(text)
+    folders["nothing"] = str(tmp_path / "nothing")
+    os.makedirs(folders["nothing"])
+    feedback = tmp_path / "feedback"
+    argv = ["grade", "--parts", ",".join(graded), "--jobs", "2", "--feedback", str(feedback)]
+    assert homework.main(argv + list(folders.values())) == 1  # some could not be graded
+    out = capsys.readouterr().out
+    rows = {row["submission"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert list(rows) == list(folders.values())
+    full = {part: f"{points:g}" for part, (points, _, _) in graded.items()}
 
-    def failed(situation, part):
-        """The part's tests that failed in that situation, with why."""
-        return {node: why for node, why in homework.tests_of(part, results[situation]) if why}
+    def row(name):
+        return {part: rows[folders[name]][part] for part in graded}
 
-    for part in graded:
-        assert not failed("repository", part), part
-        blanked_in = "extras" if part in extras else part
-        mine = homework.tests_of(part, results[blanked_in])
-        assert len(mine) >= (2 if part in defaults else 1), part
-        stub = f"NotImplementedError: homework: {part};"
-        assert all(why and why.startswith(stub) for _, why in mine), (part, mine)
+    assert row("repository") == full
+    assert rows[HERE]["total"] == f"{sum(points for points, _, _ in graded.values()):g}"
+    assert row("defaults") == {**full, **{p: "0" for p in defaults}}
+    assert row("extras") == {**full, **{p: "0" for p in extras}, "masked_loss": "0"}
     for part in defaults:
-        assert len(failed("defaults", part)) == len(homework.tests_of(part, results["defaults"]))
-        for other in graded:
-            if other != part:
-                assert not failed(part, other), f"blanking {part} fails {other}: {failed(part, other)}"
-    for part in defaults:
-        assert not failed("extras", part), part
+        assert row(part) == {**full, part: "0"}, f"blanking {part} alone: {row(part)}"
+        assert rows[folders[part]]["problem"] == ""
+    assert row("broken") == {part: "0" for part in graded}
+    assert re.fullmatch(r"does not import: mixit\.py, line \d+: RuntimeError: half-written",
+                        rows[folders["broken"]]["problem"])
+    assert set(row("nothing").values()) == {""}
+    assert "is not a handout" in rows[folders["nothing"]]["problem"]
+
+    reports = {name: (feedback / homework.feedback_name(folder, set())).read_text()
+               for name, folder in folders.items()}
+    for name in ("repository", "defaults", "extras"):  # every part counts all its tests
+        for part, (points, _, tests) in graded.items():
+            assert re.search(rf"^{re.escape(part)} +\d+/{len(tests)} ", reports[name], re.M), name
+    failed = reports["extras"].split("test(s) failed:\n")[1].splitlines()
+    i = failed.index("test_mixit.py::test_masked_loss_only_looks_at_masked_positions")
+    assert re.fullmatch(r" +test_mixit\.py:\d+: assert torch\.allclose\(mixit\.masked_loss\("
+                        r"logits, y, mask\), expected\)", failed[i + 1])
+    assert failed[i + 2].strip().startswith("E ") and "tensor(" in "".join(failed[i + 2:i + 5])
+    assert "E   NotImplementedError: homework: sample_dyck;" in reports["extras"]
+    assert re.match(r"not graded: .* is not a handout", reports["nothing"])
+
+
+def test_homework_handout_stands_on_its_own_and_gives_no_solution_away(tmp_path):
+    """The handout of the default parts holds the blanked sources, runtime.py, the public tests
+    and a README that is the assignment: each part with its points and its public tests' -k,
+    the test command, and no link to a file it lacks. No grading test, no homework.py, and no
+    code that computes what a blanked part does: no call of cross_entropy, softmax, the fused
+    attention or einsum outside the blanked bodies. Its own test command fails exactly the
+    public tests of the parts handed out, each with its part's NotImplementedError, and passes
+    once mixit.py and tasks.py are the repository's."""
+    import ast
+    import concurrent.futures
+    import homework
+    copy, filled = tmp_path / "copy", tmp_path / "filled"
+    parts = homework.handout(str(copy), kit=HERE)
+    homework.handout(str(filled), kit=HERE)
+    for source in homework.SOURCES:
+        shutil.copyfile(os.path.join(HERE, source), filled / source)
+    handed = sorted(os.listdir(copy))
+    assert handed == sorted([*homework.SOURCES, *homework.HANDOUT_FILES, "README.md"])
+    # (no test_mixit.py, no homework.py: the grading tests stay with the teacher)
+    readme = (copy / "README.md").read_text()
+    for link in re.findall(r"\]\(([^)\s]+)\)", readme):
+        assert link.startswith("https://") or (copy / link).exists(), link
+    assert homework.PUBLIC_COMMAND in readme
+    for part in parts:
+        points, keyword = homework.GRADING[part][0], homework.keyword(part)
+        assert re.search(rf"\| `{re.escape(part)}\(.*\| {points} \| `-k {keyword}` \|", readme)
+    solutions = {"cross_entropy", "softmax", "scaled_dot_product_attention", "einsum",
+                 "softmax_attention", "k_hop", "pair_rotation", "rope_tables"}  # grading's own
+    for name in os.listdir(copy):
+        if name.endswith(".py"):
+            tree = ast.parse((copy / name).read_text())
+            names = {getattr(node, "attr", getattr(node, "id", None)) for node in ast.walk(tree)}
+            assert not names & solutions, name
+
+    def public(folder):
+        """The handout's own test command in folder: {test: None if it passed, else why not}."""
+        report = tmp_path / f"{os.path.basename(folder)}.xml"
+        command = homework.PUBLIC_COMMAND.split()[1:] + [  # (--tb=native: what read_report reads)
+            "--tb=native", "-p", "no:cacheprovider", f"--junitxml={report}"]
+        subprocess.run([sys.executable, *command], cwd=folder, capture_output=True, timeout=300)
+        return homework.read_report(str(report), folder)[0]
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        blank, done = pool.map(public, [str(copy), str(filled)])
+    mine = homework.public_tests(HERE)
+    assert all(mine[part] for part in homework.GRADING)  # every part has public tests
+    failed = {test.split("[")[0]: why for test, why in blank.items() if why}
+    assert set(failed) == {test for part in parts for test in mine[part]}
+    for part in parts:
+        for test in mine[part]:
+            assert any(f"NotImplementedError: homework: {part};" in s for s in failed[test]), test
+    assert len(done) == len(blank) > 30
+    assert not any(done.values()), {test: why for test, why in done.items() if why}
+
+
+# -----------------------------------------------------------------------------
+# MixiT as the reference ships it (--mixit_shipped, issue 49)
+
+
+def test_mixit_shipped_gives_the_reference_factors_per_task_family():
+    """The reference's ScaledLinear multiplies by sqrt(base / fan_in): base 512 in its algorithmic
+    and LM drivers (1 in the Yelp classifier's), and down_proj's base is never set (1); its LM
+    trainer weights the residual 0.5 / 0.866. Off, MixiT keeps only the sqrt(1/2) residual."""
+    half = math.sqrt(0.5)
+    cases = [(("--task", "add", "--n_embd", "32"), (4.0, 1 / math.sqrt(128), half, half)),
+             (("--task", "add", "--n_embd", "512", "--n_head", "8"), (1.0, 1 / math.sqrt(2048), half, half)),
+             (("--task", "memorize", "--n_embd", "64"), (math.sqrt(8), 1 / 16, half, half)),
+             (("--task", "lm", "--n_embd", "64"), (math.sqrt(8), 1 / 16, 0.5, math.sqrt(0.75))),
+             (("--task", "classify", "--n_embd", "64"), (1 / 8, 1 / 16, half, half))]
+    for flags, want in cases:
+        cfg = make_config("--variant", "mixit", "--mixit_shipped", *flags)
+        assert mixit.shipped_factors(cfg) == pytest.approx(want), flags
+        off = make_config("--variant", "mixit", *flags)
+        assert mixit.shipped_factors(off) == pytest.approx((1.0, 1.0, half, half)), flags
+    assert mixit.shipped_factors(make_config("--variant", "standard")) == (1.0, 1.0, 1.0, 1.0)
+
+
+def test_mixit_shipped_block_computes_the_reference_block():
+    """One block at width 32 with the switch on, against the reference's block written out:
+    h <- s h + r c o(A c v(n1 h)); h <- s h + r c_down down(g lrelu(c gate(n2 h)) * c up(n2 h))
+    with c = sqrt(512/32) = 4, c_down = sqrt(1/128), s = r = sqrt(1/2); the same weights without
+    the switch give another output."""
+    torch.manual_seed(0)
+    cfg = make_config("--variant", "mixit", "--mixit_shipped", "--task", "add", "--n_embd", "32",
+                      "--n_head", "4", "--block_size", "8")
+    block = mixit.Block(cfg, torch.Generator().manual_seed(0))
+    for p in block.parameters():  # biases too: the reference scales W x + b as a whole
+        torch.nn.init.normal_(p, std=0.1)
+    x = torch.randn(2, 8, 32)
+    c, c_down, s = 4.0, 1 / math.sqrt(128), math.sqrt(0.5)
+    at, mlp = block.attn, block.mlp
+    v = (c * at.v_proj(block.norm1(x))).view(2, 8, 4, 8).transpose(1, 2)  # (B, H, T, hd)
+    mixed = (at.A @ v).transpose(1, 2).reshape(2, 8, 32)
+    h = s * x + s * c * at.o_proj(mixed)
+    n2 = block.norm2(h)
+    g = mlp.gain * torch.nn.functional.leaky_relu(c * mlp.gate_proj(n2), 1 - 1 / math.sqrt(32))
+    want = s * h + s * c_down * mlp.down_proj(g * c * mlp.up_proj(n2))
+    with torch.no_grad():
+        got = block(x)[0]
+        off = mixit.Block(make_config("--variant", "mixit", "--task", "add", "--n_embd", "32",
+                                      "--n_head", "4", "--block_size", "8"), torch.Generator())
+        off.load_state_dict(block.state_dict())
+        assert not torch.allclose(off(x)[0], want, atol=1e-3)
+    assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_mixit_shipped_refuses_a_variant_or_factor_it_would_override():
+    for flags in (("--variant", "standard"), ("--variant", "mixit", "--mixit_mult", "2"),
+                  ("--variant", "mixit", "--mixit_sink", "false"),
+                  ("--variant", "mixit", "--residual", "plain")):
+        with pytest.raises(mixit.UsageError, match="mixit_shipped"):
+            make_config("--mixit_shipped", *flags)
+
+
+# -----------------------------------------------------------------------------
+# The prose says no more than its evidence (issue 46): records.unsupported, report.py --check
+
+
+def test_a_cause_or_certainty_without_source_or_hedge_is_caught():
+    """One planted sentence of each kind: the bare cause and the bare certainty are caught; the
+    same words with a marked number (a result), a record tag or a test (a tested explanation),
+    or a hypothesis mark are not. Rendered tables, code and headings are not prose."""
+    import records
+    caught = ["The lr is why MixiT stalls at depth.",
+              "Random never leaves the floor however long it trains.",
+              "This explains the gap between the two rows.",
+              "The cell is stable across seeds."]
+    kept = ["MixiT fails at <!--= quick t1/needle/mixit acc -->11.0<!--/-->% on needle.",
+            "The lr is why it stalls (`x/c6-mixit-w256-L16-lr3e-4/s2`, n = 1).",
+            "It never trains A (test_mixing_matrix_is_a_buffer_not_a_parameter).",
+            "We think the lr is why MixiT stalls (untested).",
+            "| MixiT | never | fails |",
+            "```\nthis never runs because it is code\n```",
+            "## Why it fails"]
+    doc = "\n\n".join(caught + kept)
+    assert records.unsupported(doc) == caught
+    assert records.unsupported("\n\n".join(kept)) == []
+
+
+def test_report_check_lists_a_planted_unsupported_sentence(tmp_path):
+    """report.py --check's prose part: README and FINDINGS as committed pass; a copy of the
+    README that gains a bare claim is named, with the sentence."""
+    import report
+    assert report.overclaims() == []
+    planted = "Frozen attention always fails at depth."
+    copy = tmp_path / "README.md"
+    copy.write_text(open(os.path.join(HERE, "README.md")).read() + "\n\n" + planted + "\n")
+    [line] = report.overclaims([str(copy)])
+    assert planted in line and str(copy) in line
+
+
+# -----------------------------------------------------------------------------
+# The README a student reads in ten minutes (issue 47)
+
+
+def test_readme_is_short_and_every_relative_link_resolves():
+    """README stays at 250 lines or fewer; every relative link of README and FINDINGS (Markdown
+    links and images) names a file or folder that exists, relative to the document."""
+    readme = open(os.path.join(HERE, "README.md")).read()
+    assert len(readme.splitlines()) <= 250, len(readme.splitlines())
+    for doc in ("README.md", "results/FINDINGS.md"):
+        text = open(os.path.join(HERE, doc)).read()
+        links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+        assert links, doc
+        for link in links:
+            if "://" in link:
+                continue
+            path = os.path.normpath(os.path.join(HERE, os.path.dirname(doc), link))
+            assert os.path.exists(path), f"{doc}: the link {link} leads nowhere"

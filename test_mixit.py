@@ -2172,13 +2172,11 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
     assert f"{(bench.RUN_START_S + 0.9) / 60:.2f}" in est.read_text().split()
 
 
-def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_path):
-    """`run_all.sh --minutes M` on a clock ten times fast (shims for `date +%s` and `timeout`'s
-    duration on PATH; the rest runs as it would): of three smoke runs, the short one finishes and
-    writes its record, the long one (16 layers, width 256) gets SIGTERM before the end, saves its
-    state and is reported paused, and the third, which the queue prices at more than the time left
-    when its slot frees, does not start. The next call starts nothing twice: it resumes the long
-    run from the step where it stopped."""
+def fast_clock_repo(tmp_path, measured_ms):
+    """A copy of run_all.sh and its Python files in tmp_path/repo, with shims for `date +%s` and
+    `timeout`'s duration on a clock ten times fast, and a record that prices memorize's shape at
+    measured_ms a step. Returns (repo, call), call(minutes, only, **env) running
+    `run_all.sh --smoke --claims --seeds 2 --minutes M` on the runs whose tags match only."""
     repo, shims = tmp_path / "repo", tmp_path / "bin"
     repo.mkdir(), shims.mkdir()
     for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "figures.py", "report.py", "run_all.sh"):
@@ -2190,23 +2188,34 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
         f'exec {shutil.which("timeout")} $k $kill "$(awk "BEGIN {{print $d / 10}}")" "$@"\n')
     for shim in shims.iterdir():
         shim.chmod(0o755)
-    # the third run's shape was measured at 9.2 s a step: 16 s to start + 20 steps = 200 s, within
-    # the budget (4 minutes less 30 s to save state: 210 s) but more than is left once a slot frees
-    # (the short run takes 20-90 s on this clock, so 120-190 s are left, and 60 let a run start)
     measured = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(
         "--task memorize --task_size 128 --n_embd 32 --batch_size 1024 --variant standard".split())))
     (repo / "results").mkdir()
     (repo / "results" / "smoke.jsonl").write_text(json.dumps(
-        {"config": {**measured, "tag": "x/measured"}, "history": [], "ms_per_step": 9200.0}) + "\n")
-    short, long, later = "t1/copy/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
+        {"config": {**measured, "tag": "x/measured"}, "history": [], "ms_per_step": measured_ms}) + "\n")
     env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
 
-    def call(minutes, only):
+    def call(minutes, only, **more):
         done = subprocess.run(["bash", "run_all.sh", "--smoke", "--claims", "--seeds", "2",
-                               "--minutes", str(minutes)], env={**env, "ONLY": only}, cwd=repo,
-                              capture_output=True, text=True, timeout=300)
+                               "--minutes", str(minutes)], env={**env, "ONLY": only, **more},
+                              cwd=repo, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
+    return repo, call
+
+
+def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_path):
+    """`run_all.sh --minutes M` on a clock ten times fast (shims for `date +%s` and `timeout`'s
+    duration on PATH; the rest runs as it would): of three smoke runs, the short one finishes and
+    writes its record, the long one (16 layers, width 256) gets SIGTERM before the end, saves its
+    state and is reported paused, and the third, which the queue prices at more than the time left
+    when its slot frees, does not start. The next call starts nothing twice: it resumes the long
+    run from the step where it stopped."""
+    # the third run's shape was measured at 9.2 s a step: 16 s to start + 20 steps = 200 s, within
+    # the budget (4 minutes less 30 s to save state: 210 s) but more than is left once a slot frees
+    # (the short run takes 20-90 s on this clock, so 120-190 s are left, and 60 let a run start)
+    repo, call = fast_clock_repo(tmp_path, 9200.0)
+    short, long, later = "t1/copy/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
     out = call(4, "|".join([short, long, later]))
     assert f"done   {short}" in out and f"paused {long}" in out and f"later  {later}" in out, out[:2000]
     tags = [json.loads(line)["config"]["tag"] for line in (repo / "results" / "smoke.jsonl").open()]
@@ -2222,6 +2231,17 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L16_s0.pt at step {stopped[1]}\n" in log
 
 
+def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_call_follows(tmp_path):
+    """A run priced longer than the whole call (16 s + 20 steps at 12 s = 256 s against a
+    3-minute call's 150 s) would be paused at the call's end and its state lost with the machine:
+    --minutes does not start it, unless PIECES=1 says a second call follows on the same machine;
+    then it starts with at least half the call left, and is paused with its state saved."""
+    repo, call = fast_clock_repo(tmp_path, 12000.0)
+    tag = "t4/memorize/standard/s1"
+    assert f"later  {tag}" in call(3, tag)
+    assert not (repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt").exists()
+    out = call(3, tag, PIECES="1")
+    assert f"later  {tag}" not in out and tag in out, out[:2000]
 def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_path):
     """gpu_call.sh, with run_all.sh replaced by a stand-in that appends one record per call. Call 2
     is sent this checkout's results/paper.jsonl before call 1's record was merged here: the machine

@@ -588,6 +588,10 @@ def priority(tag):
     return len(FIRST) + tier, 0
 
 
+def paused_file(records):  # results/paper.jsonl -> results/paper-paused.jsonl (run_all.sh)
+    return records.removesuffix(".jsonl") + "-paused.jsonl"
+
+
 def queue(joblist, records, price=False, models=None):
     """(line, minutes) of each run of a job list still to do, in priority order (stable within a
     priority). A line is done when the latest record of its tag ran its recipe; a benchmark when
@@ -596,6 +600,9 @@ def queue(joblist, records, price=False, models=None):
     models: cost's cache of FLOPs per shape, to share with a caller that has built them."""
     latest, models, jobs = latest_records(records), {} if models is None else models, []
     measured = measured_step_ms(latest)
+    # the step times of runs paused before they wrote a record (run_all.sh's run_one): they
+    # price their shape where no finished run has
+    paused = {t: r["ms_per_step"] for t, r in latest_records(paused_file(records)).items()}
     for i, line in enumerate(open(joblist)):
         tag, *argv = line.split()
         done = tag in latest
@@ -605,7 +612,9 @@ def queue(joblist, records, price=False, models=None):
             cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
             done = done and same_recipe(latest[tag], cfg, given)
             if price and not done:
-                minutes = cost(argv, models, measured, steps_to_price(latest, tag, cfg, given))[2]
+                shape = shape_key(dataclasses.asdict(cfg))
+                known = measured if tag not in paused else {shape: paused[tag], **measured}
+                minutes = cost(argv, models, known, steps_to_price(latest, tag, cfg, given))[2]
         if not done:
             jobs.append((priority(tag), i, line, minutes))
     return [(line, minutes) for _, _, line, minutes in sorted(jobs)]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU figures of the README ("Efficiency"), on one GPU, from the repo root:
+# The GPU figures of FINDINGS ("Efficiency"), on one GPU, from the repo root:
 #   1. bench.py at width 512, batch 1000, add-10: ms/step and MFU per variant (Table 7, paper scale)
 #   2. width 128: torch.compile + bf16 against eager fp32, and each half alone
 #   3. CUDA graphs (--cuda_graphs: torch.compile mode="reduce-overhead") at widths 128 and 512

@@ -4,7 +4,8 @@
 # warm between calls, and sends back only the files the command writes under $OUT. On it:
 #   PER_GPU=8 bash gpu_call.sh --minutes 9    the paper queue (run_all.sh) for up to 9 minutes
 # then here, with the folder the call's files came back to:
-#   bash gpu_call.sh --merge FOLDER           add its new records to results/paper.jsonl
+#   bash gpu_call.sh --merge FOLDER           add its new records to results/paper.jsonl (and
+#                                             the paused runs' step times to paper-paused.jsonl)
 # and after the last call: bash run_all.sh --plan (the queue left, its price, and which records
 # it reruns: the tables mark those °), then python report.py --scale paper.
 #
@@ -29,6 +30,7 @@ if [ "${1:-}" = --merge ]; then
   [ -f "$FROM/paper.jsonl" ] || { echo "gpu_call.sh: --merge FOLDER: no paper.jsonl in '${2:-}'" >&2; exit 2; }
   before=$(wc -l <results/paper.jsonl)
   union "$FROM/paper.jsonl" results/paper.jsonl
+  union "$FROM/paper-paused.jsonl" results/paper-paused.jsonl  # the paused runs' step times
   # the induction heads' scores, computed from checkpoints that stay on the machine
   [ -f "$FROM/heads_paper.json" ] && cp "$FROM/heads_paper.json" results/
   echo "gpu_call.sh: $(( $(wc -l <results/paper.jsonl) - before )) new records in results/paper.jsonl"
@@ -41,11 +43,15 @@ PYTHON=${PYTHON:-$(command -v python || command -v python3)}
 KEEP=results/ckpt/calls  # ignored by git, so the next warm call finds it as it was left
 mkdir -p "$KEEP"
 union "$KEEP/paper.jsonl" results/paper.jsonl
+union "$KEEP/paper-paused.jsonl" results/paper-paused.jsonl
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 $PYTHON -c 'import torch; print("torch", torch.__version__)'
 rc=0; PYTHONUNBUFFERED=1 bash run_all.sh "$@" || rc=$?
 cp results/paper.jsonl "$KEEP/"
 cp results/paper.jsonl "$OUT/"
+if [ -f results/paper-paused.jsonl ]; then
+  cp results/paper-paused.jsonl "$KEEP/"; cp results/paper-paused.jsonl "$OUT/"
+fi
 [ -f results/heads_paper.json ] && cp results/heads_paper.json "$OUT/"
 [ -d results/logs/paper ] && tar czf "$OUT/logs-paper.tgz" results/logs/paper
 exit $rc

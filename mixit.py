@@ -189,8 +189,8 @@ def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
 # MixiT keeps only the sink and the sqrt(1/2) residual: the multipliers are 1 (ours is written
 # for any width; at 512 the reference's mult is 1 too), and `down` looks like an accident of the
 # reference (base_intermediate_size unset), but the paper's MixiT numbers were made with it
-# (FINDINGS, "Differences from the reference"). Under AdamW a fixed factor c on a layer's output
-# changes that layer's effect on the function c times faster or slower.
+# (FINDINGS, "Recipe differences from the reference code"). Under AdamW a fixed factor c on a
+# layer's output changes that layer's effect on the function c times faster or slower.
 def shipped_factors(cfg):
     """(mult, down, skip, res) of a block: the reference's with --mixit_shipped, else ours (mult
     = --mixit_mult for MixiT, 1 for the others; down 1; the residual weights of --residual)."""
@@ -467,7 +467,7 @@ def build(cfg, verbose=True):
 
 def compiled(model, cfg, device, world=1):
     """The model to call in the hot loop, torch.compile'd on CUDA (on the CPU it gained nothing
-    for ~30 s of compile time, see README), and a sync function for honest timings."""
+    for ~30 s of compile time: FINDINGS, "Efficiency"), and a sync function for honest timings."""
     on_cuda = device.startswith("cuda")
     # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
     # cuda_graphs: replay the forward's and the backward's kernels as one CUDA graph each. Our

@@ -623,7 +623,7 @@ def plateau_rows(cells):
 
 def yelp_caption(cells):
     how = "" if any(c.startswith("y/yelp/") for c in cells) else (
-        " *Not run: it needs the data (README, 'Text classification'): "
+        " *Not run: it needs the data (FINDINGS, 'Text classification'): "
         "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
     return (": bidirectional models on the bytes of each review (context {size:y/yelp/}), test "
             "accuracy (%); [paper]; MixiT with 4 and 64 heads (paper, Table 5: more heads do not "

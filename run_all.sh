@@ -284,7 +284,7 @@ done
 # --- Yelp (YELP=folder): Table 3b, bidirectional text classification, and MixiT with 4 and 64 heads
 if [ -n "${YELP:-}" ]; then
   for f in train.csv test.csv; do
-    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (README: --task classify)" >&2; exit 2; }
+    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (FINDINGS, "Text classification")" >&2; exit 2; }
   done
   YELP_HEADS=$(echo $YELP_ARGS | grep -o -- '--n_head [0-9]*' | cut -d' ' -f2)
   for seed in $SEEDS; do
@@ -416,7 +416,7 @@ if [ $SCALE != paper-smoke ]; then
 fi
 
 if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes where it ran
-  # the paper-scale queue's price goes to results/queue-paper.jsonl, where the README reads it
+  # the paper-scale queue's price goes to results/queue-paper.jsonl, where FINDINGS reads it
   # (rewritten only when the price changed: the file is in git, and a clone stays clean)
   PRICE=""; [ $SCALE = paper ] && [ -z "${YELP:-}" ] && PRICE=results/queue-paper.jsonl
   $PYTHON bench.py --plan "$JOBLIST" "$OUT" $PRICE  # PER_GPU (env), else bench.py --per-gpu's
@@ -475,6 +475,10 @@ run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit
     echo "  done   $tag  ($(grep -o 'final test accuracy [0-9.]*' "$log" || echo benchmark))"
   elif [ -f "$state" ] && [ $rc = 124 -o $rc = 143 -o $rc = 130 ]; then
     echo "  paused $tag  (its state is in $state: the next call resumes it)"
+    # its step time, so that the queue can price its shape though no record of it exists yet (a
+    # GPU call's paused state may be lost with the machine, its measured speed is not)
+    local ms; ms=$(grep -o '[0-9.]* ms/step' "$log" | tail -1 | cut -d' ' -f1)
+    [ -z "$ms" ] || echo "{\"config\": {\"tag\": \"$tag\"}, \"ms_per_step\": $ms, \"time\": \"$(date -u +%Y-%m-%dT%H:%M:%S)\"}" >>"${OUT%.jsonl}-paused.jsonl"
   else
     echo "  FAILED $tag  (see $log)"
   fi

@@ -732,7 +732,7 @@ def make_classify(context, device, data_seed, n_test, path="", test_path=""):
         raise UsageError(f"classify: --task_size (context length) must be 2..4096, got {context}")
     if not path:
         raise UsageError("classify: give the labelled texts with --data FILE (Yelp's CSV "
-                         "label,text or label<TAB>text); README, 'Text classification'")
+                         "label,text or label<TAB>text); FINDINGS, 'Text classification'")
     n = context - 1  # text bytes after BOS
     train = {}  # truncated text -> label: distinct texts, the first label of each
     for _, label, text in read_labelled(path, "--data"):

@@ -2225,6 +2225,8 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     log = log_path.read_text()
     stopped = re.search(r"SIGTERM at step (\d+): the run's state is saved", log)
     assert stopped and state.exists(), log[-2000:]
+    [paused] = [json.loads(line) for line in (repo / "results" / "smoke-paused.jsonl").open()]
+    assert paused["config"]["tag"] == long and paused["ms_per_step"] > 0  # its speed, for --plan
     out = call(2, f"{short}|{long}")
     assert short not in out and long in out, out[:2000]  # the finished run is not run again
     log = log_path.read_text()
@@ -3482,3 +3484,19 @@ def test_readme_is_short_and_every_relative_link_resolves():
                 continue
             path = os.path.normpath(os.path.join(HERE, os.path.dirname(doc), link))
             assert os.path.exists(path), f"{doc}: the link {link} leads nowhere"
+
+
+def test_a_paused_runs_step_time_prices_its_shape_until_a_record_has_one(tmp_path):
+    """A run paused before it wrote its record leaves its ms/step in <records>-paused.jsonl
+    (run_all.sh); the queue prices that run's shape by it, not by the FLOPs model, so that a run
+    far longer than a GPU call is not started again in one (its state would be lost again)."""
+    import bench
+    joblist, records = tmp_path / "jobs", tmp_path / "paper.jsonl"
+    joblist.write_text("t1/copy/standard/s0 --task copy --task_size 4 --n_embd 32 --steps 1000\n")
+    records.write_text("")
+    [(_, modelled)] = bench.queue(str(joblist), str(records), price=True)
+    (tmp_path / "paper-paused.jsonl").write_text(json.dumps(
+        {"config": {"tag": "t1/copy/standard/s0"}, "ms_per_step": 600.0}) + "\n")
+    [(_, minutes)] = bench.queue(str(joblist), str(records), price=True)
+    assert minutes == pytest.approx((bench.RUN_START_S + 600.0 * 1000 / 1000) / 60)
+    assert minutes > 5 * modelled

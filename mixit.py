@@ -572,7 +572,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
         if signalled(may_sync=step % cfg.log_interval == 0):  # SIGINT, SIGTERM: save and stop
             train_time += time.time() - t0
             save(resume_path(cfg), step)
-            raise Interrupted(step)
+            raise Interrupted(step, 1000 * train_time / max(step, 1))  # and its ms/step so far
         if (step % cfg.eval_interval == 0 or step == cfg.steps) and not (history and history[-1]["step"] == step):
             sync()
             train_time += time.time() - t0
@@ -941,7 +941,8 @@ def main(argv=None):
         if rank_world()[0] == 0:
             print(f"\n{signal.Signals(got).name} at step {e.args[0]}: the run's state is saved in "
                   f"{path}; the same command{'' if cfg.resume else f' with --resume {path}'} "
-                  "continues it (no record was written yet)", file=sys.stderr)
+                  f"continues it (no record was written yet; {e.args[1]:.1f} ms/step so far)",
+                  file=sys.stderr)
         sys.exit(128 + got)
     except KeyboardInterrupt:
         print("\ninterrupted: no record was written for this run", file=sys.stderr)

@@ -351,6 +351,7 @@ def covariance_at_init(setting, draw=True, seeds=10):
             plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
                          capsize=2, label=INIT_NAMES[v])
         plt.xscale("log", base=2)
+        plt.xticks(depths, [str(d) for d in depths])  # the depths themselves, not powers of 2
         finish_plot("n_layer", "token covariance at the last block",
                     f"at initialization, width {width} ({seeds} seeds)", figure)
     heads = "4 heads" + (f" (MixiT {mixit_heads})" if mixit_heads != 4 else "")

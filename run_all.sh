@@ -20,6 +20,7 @@
 #   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else 8)
 #   PIECES=1       (env) with --minutes, also start a run longer than M, to go on in the next call
 #   ALLOW_CPU=1    (env) let the paper scale run on a machine without a GPU
+#   REPORT=0       (env) skip report.py at the end (gpu_call.sh: the tables are rendered here)
 #   PYTHON=PATH    (env) the Python to run (default: the first python, or python3, on PATH)
 #
 # (--help prints the lines above from this file, so the two cannot disagree. The rest of this
@@ -495,4 +496,5 @@ LAUNCH=bench.py THREADS=$($PYTHON -c "import os; print(os.cpu_count())") \
 rm -f "$JOBLIST.runs" "$JOBLIST.bench" "$JOBLIST.ddp" "$JOBLIST.est"
 echo "run_all ($SCALE): runs took $(( $(date +%s) - start ))s"
 
-$PYTHON report.py --scale "$SCALE"
+# REPORT=0: a lent GPU's call sends back only the records; rendering them there spends its time
+[ "${REPORT:-1}" = 0 ] || $PYTHON report.py --scale "$SCALE"

@@ -2176,7 +2176,8 @@ def fast_clock_repo(tmp_path, measured_ms):
     """A copy of run_all.sh and its Python files in tmp_path/repo, with shims for `date +%s` and
     `timeout`'s duration on a clock ten times fast, and a record that prices memorize's shape at
     measured_ms a step. Returns (repo, call), call(minutes, only, **env) running
-    `run_all.sh --smoke --claims --seeds 2 --minutes M` on the runs whose tags match only."""
+    `REPORT=0 run_all.sh --smoke --claims --seeds 2 --minutes M` on the runs whose tags match
+    only."""
     repo, shims = tmp_path / "repo", tmp_path / "bin"
     repo.mkdir(), shims.mkdir()
     for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "figures.py", "report.py", "run_all.sh"):
@@ -2193,7 +2194,7 @@ def fast_clock_repo(tmp_path, measured_ms):
     (repo / "results").mkdir()
     (repo / "results" / "smoke.jsonl").write_text(json.dumps(
         {"config": {**measured, "tag": "x/measured"}, "history": [], "ms_per_step": measured_ms}) + "\n")
-    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}", "REPORT": "0"}  # no tables
 
     def call(minutes, only, **more):
         done = subprocess.run(["bash", "run_all.sh", "--smoke", "--claims", "--seeds", "2",
@@ -2211,15 +2212,16 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     state and is reported paused, and the third, which the queue prices at more than the time left
     when its slot frees, does not start. The next call starts nothing twice: it resumes the long
     run from the step where it stopped."""
-    # the third run's shape was measured at 9.2 s a step: 16 s to start + 20 steps = 200 s, within
-    # the budget (4 minutes less 30 s to save state: 210 s) but more than is left once a slot frees
-    # (the short run takes 20-90 s on this clock, so 120-190 s are left, and 60 let a run start)
-    repo, call = fast_clock_repo(tmp_path, 9200.0)
+    # the third run's shape was measured at 6.5 s a step: 16 s to start + 20 steps = 146 s, within
+    # the budget (3 minutes less 30 s to save state: 150 s) but more than is left once a slot frees
+    # (the short run takes 20-90 s on this clock, so 60-130 s are left, and 60 let a run start)
+    repo, call = fast_clock_repo(tmp_path, 6500.0)
     short, long, later = "t1/copy/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
-    out = call(4, "|".join([short, long, later]))
+    out = call(3, "|".join([short, long, later]))
     assert f"done   {short}" in out and f"paused {long}" in out and f"later  {later}" in out, out[:2000]
     tags = [json.loads(line)["config"]["tag"] for line in (repo / "results" / "smoke.jsonl").open()]
     assert tags == ["x/measured", short]  # one record: the finished run's
+    assert not (repo / "results" / "tables_smoke.md").exists()  # REPORT=0: no tables rendered
     state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"
     log_path = repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log"
     log = log_path.read_text()
@@ -2244,6 +2246,8 @@ def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_cal
     assert not (repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt").exists()
     out = call(2, tag, PIECES="1")
     assert f"later  {tag}" not in out and tag in out, out[:2000]
+
+
 def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_path):
     """gpu_call.sh, with run_all.sh replaced by a stand-in that appends one record per call. Call 2
     is sent this checkout's results/paper.jsonl before call 1's record was merged here: the machine
@@ -2286,6 +2290,42 @@ def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_pat
     bad = subprocess.run(["bash", "gpu_call.sh", "--merge", str(tmp_path / "nowhere")], cwd=repo,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no paper.jsonl" in bad.stderr
+
+
+def test_gpu_call_measures_packing_first_and_sends_back_what_only_the_machine_can_make(tmp_path):
+    """gpu_call.sh with stand-ins for bench.py, run_all.sh and figures.py. PACK=1,4,8: the packing
+    measurement runs first, and the queue gets --minutes M less the whole minutes it took; the
+    queue renders no tables there (REPORT=0); where induction checkpoints are on the machine,
+    their heads' scores are computed there. Its records, the packing records and the scores
+    come back, and --merge adds them here."""
+    repo, machine, out = tmp_path / "repo", tmp_path / "machine", tmp_path / "out"
+    for side in (repo, machine):
+        (side / "results").mkdir(parents=True)
+        shutil.copy(os.path.join(HERE, "gpu_call.sh"), side)
+        (side / "results" / "paper.jsonl").write_text('{"tag": "a"}\n')
+        (side / "results" / "gpu.jsonl").write_text('{"tag": "old"}\n')
+    out.mkdir()
+    (machine / "bench.py").write_text(  # takes a second: the queue then gets a minute less
+        "import sys, time\ntime.sleep(1.2)\nassert sys.argv[1:3] == ['--pack', '1,4,8']\n"
+        "open('results/gpu.jsonl', 'a').write('{\"tag\": \"gpu/pack\"}\\n')\n")
+    (machine / "run_all.sh").write_text(
+        'echo "run_all.sh $* REPORT=$REPORT"\necho \'{"tag": "run"}\' >>results/paper.jsonl\n')
+    (machine / "figures.py").write_text(
+        "def plot_attention(scale):\n    open(f'results/heads_{scale}.json', 'w').write('{}')\n")
+    (machine / "results" / "ckpt").mkdir()
+    (machine / "results" / "ckpt" / "paper_induction_standard.pt").write_text("")
+    done = subprocess.run(["bash", "gpu_call.sh", "--minutes", "9"], cwd=machine,
+                          env={**os.environ, "OUT": str(out), "PACK": "1,4,8"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "run_all.sh --minutes 8 REPORT=0" in done.stdout, done.stdout
+    assert sorted(os.listdir(out)) == ["gpu.jsonl", "heads_paper.json", "paper.jsonl"]
+    merged = subprocess.run(["bash", "gpu_call.sh", "--merge", str(out)], cwd=repo,
+                            capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0, merged.stderr
+    assert (repo / "results" / "gpu.jsonl").read_text().splitlines() == ['{"tag": "old"}', '{"tag": "gpu/pack"}']
+    assert (repo / "results" / "paper.jsonl").read_text().splitlines() == ['{"tag": "a"}', '{"tag": "run"}']
+    assert (repo / "results" / "heads_paper.json").exists()
 
 
 # two runs the size of a `run_all.sh --paper-smoke --list` line (its 2 steps), tiny and on the CPU
@@ -2444,7 +2484,7 @@ def test_the_paper_scale_on_a_machine_without_a_gpu_is_refused_unless_asked_for(
     repo.mkdir()
     for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "run_all.sh"):
         shutil.copy(os.path.join(HERE, f), repo)
-    env = {**no_gpu(tmp_path), "ONLY": "no-such-tag"}  # should it start, it has nothing to run
+    env = {**no_gpu(tmp_path), "ONLY": "no-such-tag", "REPORT": "0"}  # if it starts: no run, no table
 
     def run_all(*args, **more):
         return subprocess.run(["bash", "run_all.sh", *args], cwd=repo, env={**env, **more},

@@ -74,7 +74,7 @@ $PY bench.py --hf $S64 --resample --tag gpu/hf-induction64-w512 --out $O/gpu.jso
 if [ -n "${BEFORE:-}" ]; then  # the earlier code's step, same shape, same machine (no --resample
   (cd "$BEFORE" && $PY bench.py --variant standard $S64 --tag gpu/before-induction64-w512 --out "$(realpath -m $O)/gpu.jsonl")
 fi                              # in its bench.py: it timed get_batch without it)
-$PY bench.py --pack "$(echo ${PACK:-1 4 8 16} | tr ' ' ,)" $S64 --resample --tag gpu/pack-induction64-w512 --out $O/gpu.jsonl
+$PY bench.py --pack "$(echo ${PACK:-1 4 8 16} | tr ' ' ,)" $S64 --resample --tag gpu/pack-barrier-induction64-w512 --out $O/gpu.jsonl
 fi
 if part 6; then
 echo "=== 6. a paper cell with and without CUDA graphs: same seed, curves side by side"

@@ -52,13 +52,11 @@ union "$KEEP/paper.jsonl" results/paper.jsonl
 union "$KEEP/paper-paused.jsonl" results/paper-paused.jsonl
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 $PYTHON -c 'import torch; print("torch", torch.__version__)'
-# REPORT=0: the tables are rendered here, from the merged records; only the induction heads'
-# scores need the checkpoints that stay on the machine, so those alone are computed there
 rc=0; args=("$@")
 if [ -n "${PACK:-}" ]; then  # the measurement first; the minutes it took come off --minutes M
   start=$(date +%s)
   $PYTHON bench.py --pack "$PACK" --task induction --task_size 64 --n_embd 512 --n_layer 2 \
-    --n_head 4 --batch_size 256 --resample --tag gpu/pack-induction64-w512 --out results/gpu.jsonl || rc=$?
+    --n_head 4 --batch_size 256 --resample --tag gpu/pack-barrier-induction64-w512 --out results/gpu.jsonl || rc=$?
   cp results/gpu.jsonl "$OUT/"
   took=$(( ($(date +%s) - start + 59) / 60 ))
   for i in "${!args[@]}"; do
@@ -66,6 +64,8 @@ if [ -n "${PACK:-}" ]; then  # the measurement first; the minutes it took come o
   done
   echo "gpu_call.sh: the packing measurement took $took min; then: run_all.sh ${args[*]}"
 fi
+# REPORT=0: the tables are rendered here, from the merged records; only the induction heads'
+# scores need the checkpoints that stay on the machine, so those alone are computed there
 REPORT=0 PYTHONUNBUFFERED=1 bash run_all.sh "${args[@]}" || rc=$?
 if ls results/ckpt/paper_induction_*.pt >/dev/null 2>&1; then
   $PYTHON -c 'import figures; figures.plot_attention("paper")' >/dev/null || rc=1

@@ -20,7 +20,7 @@
 #   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else 8)
 #   PIECES=1       (env) with --minutes, also start a run longer than M, to go on in the next call
 #   ALLOW_CPU=1    (env) let the paper scale run on a machine without a GPU
-#   REPORT=0       (env) skip report.py at the end (gpu_call.sh: the tables are rendered here)
+#   REPORT=0       (env) skip report.py at the end (gpu_call.sh: tables are made where merged)
 #   PYTHON=PATH    (env) the Python to run (default: the first python, or python3, on PATH)
 #
 # (--help prints the lines above from this file, so the two cannot disagree. The rest of this

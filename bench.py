@@ -269,7 +269,10 @@ def pack(argv, counts):
             os.remove(f)
         total = sum(r["bench"][0]["samples_per_s"] for r in runs)
         rows.append({"P": P, "samples_per_s": total, "together": True,  # timed after the barrier
-                     "ms_per_step": [round(r["bench"][0]["ms_per_step"], 2) for r in runs]})
+                     "ms_per_step": [round(r["bench"][0]["ms_per_step"], 2) for r in runs],
+                     # gpu_call.sh MPS=1 sets MPS_ACTIVE=1 once NVIDIA's MPS daemon is up: the
+                     # copies' kernels may then share the chip instead of taking turns on it
+                     "mps": os.environ.get("MPS_ACTIVE") == "1"})
         print(f"P = {P:2d} at once: {total:9.0f} samples/s in all "
               f"({total / rows[0]['samples_per_s']:.1f}x P = {rows[0]['P']})")
         append_record(out, {"config": {**dataclasses.asdict(mixit.resolve_config(given)), "tag": f"{tag}-P{P}"},
@@ -277,16 +280,26 @@ def pack(argv, counts):
     return rows
 
 
-def best_per_gpu(path=PACK_RECORDS):
-    """PER_GPU's default: the P whose latest --pack record got the most samples per second on
-    the GPU that ran the newest of them; DEFAULT_PER_GPU where none has run. Records from before
-    the barrier (no "together") overstate a large P, so they do not count."""
-    packs = [r for r in latest_records(path).values() if r.get("pack", {}).get("together")]
+PACK_SHAPE = "gpu/pack-barrier-induction64-w512"  # the shape PER_GPU and MPS are chosen at
+
+
+def best_packing(path=PACK_RECORDS):
+    """PER_GPU's and MPS's defaults: (P, mps) of the latest --pack record, at Table 1's induction
+    shape (PACK_SHAPE) on the GPU that ran the newest of them, that got the most samples per
+    second; (DEFAULT_PER_GPU, False) where none has run. Records from before the barrier (no
+    "together") overstate a large P, so they do not count."""
+    packs = [r for r in latest_records(path).values()
+             if r.get("pack", {}).get("together") and r["config"]["tag"].startswith(PACK_SHAPE)]
     if not packs:
-        return DEFAULT_PER_GPU
+        return DEFAULT_PER_GPU, False
     gpu = max(packs, key=lambda r: r["time"])["device_name"]
-    done = {r["pack"]["P"]: r["pack"]["samples_per_s"] for r in packs if r["device_name"] == gpu}
+    done = {(r["pack"]["P"], r["pack"].get("mps", False)): r["pack"]["samples_per_s"]
+            for r in packs if r["device_name"] == gpu}
     return max(done, key=done.get)
+
+
+def best_per_gpu(path=PACK_RECORDS):
+    return best_packing(path)[0]
 
 
 # -----------------------------------------------------------------------------
@@ -779,6 +792,8 @@ if __name__ == "__main__":
             sys.exit(f"error: {e}")
     elif sys.argv[1:2] == ["--per-gpu"]:  # run_all.sh: PER_GPU's default, from --pack's records
         print(best_per_gpu())
+    elif sys.argv[1:2] == ["--mps"]:  # gpu_call.sh: MPS's default (1: the best packing used it)
+        print(int(best_packing()[1]))
     elif sys.argv[1:2] == ["--plan"]:
         try:
             plan(sys.argv[2], int(os.environ.get("PER_GPU") or best_per_gpu()), *sys.argv[3:5])

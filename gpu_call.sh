@@ -6,7 +6,15 @@
 #   PACK=1,4,8 PER_GPU=8 bash gpu_call.sh --minutes 9
 #                     first the packing measurement (bench.py --pack: P copies at once, timed
 #                     together, at Table 1's induction shape; into results/gpu.jsonl), then the
-#                     queue for the minutes left of the 9
+#                     queue for the minutes left of the 9; at the 16-layer 64-head MixiT
+#                     shape too (Table 6's longest runs)
+#   MPS=1 ...         NVIDIA's Multi-Process Service for every run of the call: without it the
+#                     packed runs' kernels take turns on the GPU; with it they can share the chip.
+#                     With PACK, the measurement runs without MPS, then with it (tags -mps). If
+#                     the daemon is missing or will not start, the call says so and goes on
+#                     without it. Unset, MPS follows the best measurement (bench.py --mps).
+#   PROBE=1 ...       beside the queue (one run fewer at once), t6/add/mixit-L16/s0's line with
+#                     --mixit_shipped --steps 3000, into results/extra.jsonl (tag x/...)
 # then here, with the folder the call's files came back to:
 #   bash gpu_call.sh --merge FOLDER           add its new records to results/paper.jsonl (and
 #                                             the paused runs' step times to paper-paused.jsonl,
@@ -37,6 +45,7 @@ if [ "${1:-}" = --merge ]; then
   union "$FROM/paper.jsonl" results/paper.jsonl
   union "$FROM/paper-paused.jsonl" results/paper-paused.jsonl  # the paused runs' step times
   union "$FROM/gpu.jsonl" results/gpu.jsonl  # PACK's records (bench.py --per-gpu reads them)
+  union "$FROM/extra.jsonl" results/extra.jsonl  # PROBE's record
   # the induction heads' scores, computed from checkpoints that stay on the machine
   [ -f "$FROM/heads_paper.json" ] && cp "$FROM/heads_paper.json" results/
   echo "gpu_call.sh: $(( $(wc -l <results/paper.jsonl) - before )) new records in results/paper.jsonl"
@@ -53,10 +62,37 @@ union "$KEEP/paper-paused.jsonl" results/paper-paused.jsonl
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 $PYTHON -c 'import torch; print("torch", torch.__version__)'
 rc=0; args=("$@")
+
+mps_start() {  # NVIDIA's MPS control daemon, its pipe and log folders under /tmp
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  local why=""
+  if ! command -v nvidia-cuda-mps-control >/dev/null; then why="nvidia-cuda-mps-control not found"
+  # (its output to a file: the daemon it forks could hold a $(...) pipe open)
+  elif ! nvidia-cuda-mps-control -d >/tmp/mps-log/start.txt 2>&1; then
+    why="nvidia-cuda-mps-control -d: $(head -c 300 /tmp/mps-log/start.txt | tr '\n' ' ')"
+  else export MPS_ACTIVE=1; echo "gpu_call.sh: MPS on"; return 0; fi
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY; MPS_FAILED=1
+  echo "gpu_call.sh: MPS could not start ($why); the runs go on without it"; return 1
+}
+mps_stop() {
+  [ "${MPS_ACTIVE:-}" = 1 ] || return 0
+  echo quit | nvidia-cuda-mps-control; unset MPS_ACTIVE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  echo "gpu_call.sh: MPS off"
+}
+trap mps_stop EXIT
+
+measure() {  # the packing measurement at both shapes; $1: the tags' suffix ("" or -mps)
+  $PYTHON bench.py --pack "$PACK" --task induction --task_size 64 --n_embd 512 --n_layer 2 \
+    --n_head 4 --batch_size 256 --resample --tag gpu/pack-barrier-induction64-w512$1 --out results/gpu.jsonl || rc=$?
+  $PYTHON bench.py --pack "$PACK" --task add --task_size 10 --variant mixit --n_embd 512 --n_layer 16 \
+    --n_head 64 --batch_size 256 --resample --tag gpu/pack-barrier-mixit16-w512$1 --out results/gpu.jsonl || rc=$?
+}
+
 if [ -n "${PACK:-}" ]; then  # the measurement first; the minutes it took come off --minutes M
   start=$(date +%s)
-  $PYTHON bench.py --pack "$PACK" --task induction --task_size 64 --n_embd 512 --n_layer 2 \
-    --n_head 4 --batch_size 256 --resample --tag gpu/pack-barrier-induction64-w512 --out results/gpu.jsonl || rc=$?
+  measure ""
+  [ "${MPS:-}" = 1 ] && mps_start && measure -mps
   cp results/gpu.jsonl "$OUT/"
   took=$(( ($(date +%s) - start + 59) / 60 ))
   for i in "${!args[@]}"; do
@@ -64,9 +100,30 @@ if [ -n "${PACK:-}" ]; then  # the measurement first; the minutes it took come o
   done
   echo "gpu_call.sh: the packing measurement took $took min; then: run_all.sh ${args[*]}"
 fi
+# the queue under MPS where asked for (MPS unset: where the best measurement used it)
+if [ "${MPS:-$($PYTHON bench.py --mps)}" = 1 ]; then
+  [ "${MPS_ACTIVE:-}${MPS_FAILED:-}" ] || mps_start  # (once: a failed start said why)
+else
+  mps_stop
+fi
+probe=""
+if [ "${PROBE:-}" = 1 ]; then  # does MixiT as shipped leave 16 layers' plateau? (FINDINGS, claim 6)
+  line=$(PYTHON=$PYTHON bash run_all.sh --list | grep '^t6/add/mixit-L16/s0 ' | cut -d' ' -f2-)
+  if [ -z "$line" ]; then echo "gpu_call.sh: PROBE=1: t6/add/mixit-L16/s0 is not in the queue"
+  else
+    PER_GPU=$(( ${PER_GPU:-$($PYTHON bench.py --per-gpu)} - 1 )); export PER_GPU
+    $PYTHON mixit.py $line --mixit_shipped --steps 3000 --tag x/t6-mixit-L16-shipped-3000/s0 \
+      --out results/extra.jsonl >results/probe.log 2>&1 &
+    probe=$!
+  fi
+fi
 # REPORT=0: the tables are rendered here, from the merged records; only the induction heads'
 # scores need the checkpoints that stay on the machine, so those alone are computed there
 REPORT=0 PYTHONUNBUFFERED=1 bash run_all.sh "${args[@]}" || rc=$?
+if [ -n "$probe" ]; then
+  wait $probe || { rc=1; tail -3 results/probe.log; }
+  cp results/extra.jsonl "$OUT/"
+fi
 if ls results/ckpt/paper_induction_*.pt >/dev/null 2>&1; then
   $PYTHON -c 'import figures; figures.plot_attention("paper")' >/dev/null || rc=1
 fi

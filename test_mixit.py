@@ -1285,25 +1285,38 @@ def test_profile_takes_a_step_apart_and_appends_one_record(tmp_path):
     assert "kernels_per_step" not in prof
 
 
-def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_path):
+def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_path, monkeypatch):
     """bench.py --pack 1,2: one and then two copies of the benchmark at once, one record per P
     with their samples/s summed; PER_GPU's default (bench.py --per-gpu) is the P that got the
-    most, DEFAULT_PER_GPU before any such record."""
+    most at Table 1's induction shape, DEFAULT_PER_GPU before any such record; MPS's default
+    (bench.py --mps) is whether that best measurement ran under MPS (gpu_call.sh MPS=1)."""
     import bench
     out = tmp_path / "gpu.jsonl"
-    assert bench.best_per_gpu(str(out)) == bench.DEFAULT_PER_GPU
+    assert bench.best_packing(str(out)) == (bench.DEFAULT_PER_GPU, False)
     rows = bench.pack(BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--batch_size", "8",
-                                    "--out", str(out)], [1, 2])
+                                    "--out", str(out), "--tag", bench.PACK_SHAPE], [1, 2])
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["config"]["tag"] for r in records] == ["gpu/pack-P1", "gpu/pack-P2"]
+    assert [r["config"]["tag"] for r in records] == [bench.PACK_SHAPE + "-P1", bench.PACK_SHAPE + "-P2"]
     assert [len(r["ms_per_step"]) for r in rows] == [1, 2] and records[0]["config"]["variant"] == "standard"
+    assert not any(r["mps"] for r in rows)
     best = max(rows, key=lambda r: r["samples_per_s"])["P"]
-    assert bench.best_per_gpu(str(out)) == best and not list(tmp_path.glob("*.tmp"))
+    assert bench.best_packing(str(out)) == (best, False) and not list(tmp_path.glob("*.tmp"))
+
+    def add(tag, **pack):  # a record like the last one, newer, with another tag and result
+        with open(out, "a") as f:
+            f.write(json.dumps({**records[-1], "config": {"tag": tag}, "time": "9999",
+                                "pack": {**records[-1]["pack"], **pack}}) + "\n")
     # a record from before the barrier (no "together") overstated large P: it does not count
-    with open(out, "a") as f:
-        f.write(json.dumps({**records[-1], "config": {"tag": "gpu/pack-P64"}, "time": "9999",
-                            "pack": {"P": 64, "samples_per_s": 1e12}}) + "\n")
-    assert bench.best_per_gpu(str(out)) == best
+    add("gpu/pack-P64", P=64, samples_per_s=1e12, together=False)
+    # nor does another shape's: samples/s of different shapes are not comparable
+    add("gpu/pack-barrier-mixit16-w512-P4", P=4, samples_per_s=1e12)
+    assert bench.best_packing(str(out)) == (best, False)
+    # a measurement under MPS that got more: PER_GPU and MPS follow it
+    add(bench.PACK_SHAPE + "-mps-P2", P=2, samples_per_s=1e12, mps=True)
+    assert bench.best_packing(str(out)) == (2, True) and bench.best_per_gpu(str(out)) == 2
+    monkeypatch.setenv("MPS_ACTIVE", "1")  # what gpu_call.sh sets once the daemon is up
+    assert bench.pack(BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--batch_size", "8",
+                                    "--out", str(tmp_path / "mps.jsonl")], [1])[0]["mps"]
 
 
 def test_pack_copies_wait_for_each_other_before_they_time(tmp_path, monkeypatch):
@@ -2345,6 +2358,68 @@ def test_gpu_call_measures_packing_first_and_sends_back_what_only_the_machine_ca
     assert (repo / "results" / "paper.jsonl").read_text().splitlines() == ['{"tag": "a"}', '{"tag": "run"}']
     assert (repo / "results" / "heads_paper.json").exists()
 
+
+def test_gpu_call_mps_runs_every_run_of_the_call_through_the_daemon_or_says_why_not(tmp_path):
+    """gpu_call.sh MPS=1 PACK=1,4,8, with stand-ins for NVIDIA's nvidia-cuda-mps-control, bench.py
+    and run_all.sh: the packing measurement runs at both shapes without MPS, then the daemon
+    starts and it runs again (tags -mps) and the queue runs under it, and the daemon is told to
+    quit at the end. Where the daemon is missing, or will not start, the call says so in one
+    line (with the daemon's message) and goes on without it."""
+    machine, bin_ = tmp_path / "machine", tmp_path / "bin"
+    (machine / "results").mkdir(parents=True)
+    bin_.mkdir()
+    shutil.copy(os.path.join(HERE, "gpu_call.sh"), machine)
+    (machine / "results" / "paper.jsonl").write_text("")
+    seen = 'MPS_ACTIVE=${MPS_ACTIVE:-} PIPE=${CUDA_MPS_PIPE_DIRECTORY:-}'
+    (machine / "bench.py").write_text(  # prints the tag it would write, and what MPS it saw
+        "import os, sys\n"
+        "if sys.argv[1] == '--mps': print(0); sys.exit()\n"
+        "print('bench', sys.argv[sys.argv.index('--tag') + 1], 'MPS_ACTIVE=' + os.environ.get("
+        "'MPS_ACTIVE', ''), 'PIPE=' + os.environ.get('CUDA_MPS_PIPE_DIRECTORY', ''))\n"
+        "open('results/gpu.jsonl', 'a').close()\n")
+    (machine / "run_all.sh").write_text(f'echo "run_all.sh {seen}"\n')
+    daemon = bin_ / "nvidia-cuda-mps-control"
+
+    def call(path, **env):
+        out = tmp_path / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        done = subprocess.run(["bash", "gpu_call.sh", "--minutes", "9"], cwd=machine,
+                              env={**os.environ, "PATH": path, "OUT": str(out), "PYTHON": sys.executable,
+                                   "PACK": "1,4,8", "MPS": "1", **env}, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout.splitlines()
+
+    # a daemon that starts (-d) and, later, reads "quit" on its standard input
+    daemon.write_text('#!/bin/bash\nif [ "${1:-}" = -d ]; then echo started >>"$LOG"; else echo "$(cat)" >>"$LOG"; fi\n')
+    daemon.chmod(0o755)
+    log = tmp_path / "daemon.log"
+    lines = call(f"{bin_}:{os.environ['PATH']}", LOG=str(log))
+    on = "MPS_ACTIVE=1 PIPE=/tmp/mps-pipe"
+    assert [l for l in lines if l.startswith(("bench", "run_all", "gpu_call.sh: MPS"))] == [
+        "bench gpu/pack-barrier-induction64-w512 MPS_ACTIVE= PIPE=",
+        "bench gpu/pack-barrier-mixit16-w512 MPS_ACTIVE= PIPE=",
+        "gpu_call.sh: MPS on",
+        f"bench gpu/pack-barrier-induction64-w512-mps {on}",
+        f"bench gpu/pack-barrier-mixit16-w512-mps {on}",
+        f"run_all.sh {on}",
+        "gpu_call.sh: MPS off"], lines
+    assert log.read_text().splitlines() == ["started", "quit"]
+
+    # no daemon on the machine: one line says so, and everything runs without MPS
+    lines = call(os.environ["PATH"])
+    assert "gpu_call.sh: MPS could not start (nvidia-cuda-mps-control not found); the runs go on without it" in lines
+    assert "run_all.sh MPS_ACTIVE= PIPE=" in lines and not any("-mps " in l for l in lines)
+    assert sum("could not start" in l for l in lines) == 1, lines
+    # a daemon that will not start: its message is in that line
+    daemon.write_text('#!/bin/bash\necho "An instance of this daemon is already running" >&2; exit 1\n')
+    lines = call(f"{bin_}:{os.environ['PATH']}")
+    assert any(l.startswith("gpu_call.sh: MPS could not start (nvidia-cuda-mps-control -d: An instance")
+               for l in lines), lines
+    assert "run_all.sh MPS_ACTIVE= PIPE=" in lines
+    # MPS unset: it follows the best measurement (the stand-in's bench.py --mps says 0)
+    lines = call(f"{bin_}:{os.environ['PATH']}", MPS="")
+    assert "run_all.sh MPS_ACTIVE= PIPE=" in lines and not any("MPS on" in l for l in lines)
 
 # two runs the size of a `run_all.sh --paper-smoke --list` line (its 2 steps), tiny and on the CPU
 SMOKE_RUN = ("--n_embd 32 --n_head 4 --n_layer 1 --batch_size 8 --device cpu --dtype float32 "

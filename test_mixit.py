@@ -1392,8 +1392,8 @@ RERUN_CELLS = ["f1/needle2/mixit/s2", "f1/needle2/frozen_qk/s1"]
 @pytest.mark.parametrize("tag", RERUN_CELLS)
 def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag):
     """A record is a function of the config it keeps: rerun from that config (on the record's
-    number of threads), a committed cell gives the same learning curve, final metrics and stop,
-    bit for bit, timings aside. A change to the training loop that moves a number fails here.
+    number of threads), a committed cell gives the same learning curve and final metrics (with
+    the token covariance), bit for bit, timings aside. A change to the training loop that moves a number fails here.
     (Bit-identical needs the torch the record was made with: another one is a skip, saying so.)"""
     records = [json.loads(line) for line in open(os.path.join(HERE, "results", "quick.jsonl"))]
     record = [r for r in records if r["config"].get("tag") == tag][-1]
@@ -1408,7 +1408,9 @@ def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag):
         rerun = mixit.run(cfg)
     finally:
         torch.set_num_threads(threads)
-    assert same_run(record, rerun) and len(rerun["history"]) > 2
+    drop = lambda h: {k: v for k, v in h.items() if k != "train_s"}  # noqa: E731
+    assert [drop(h) for h in rerun["history"]] == [drop(h) for h in record["history"]]
+    assert drop(rerun["final"]) == drop(record["final"]) and len(rerun["history"]) > 2
 
 
 @pytest.fixture

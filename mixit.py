@@ -16,8 +16,9 @@ init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memor
 
 Sections: model (the MixiT attention is `MixingAttention`) | freezing | training | evaluation |
 configuration and command line. The data lives in tasks.py; the machinery around a run (device,
-checkpoints, records, resuming after a signal, torchrun, flag parsing) in runtime.py, which a
-reader of the paper can skip; the benchmark in bench.py (it imports this file, not the reverse).
+torch.compile, checkpoints, records, the training loop's bookkeeping and its resuming after a
+signal, torchrun, flag parsing, exit codes) in runtime.py, which a reader of the paper can skip;
+the benchmark in bench.py (it imports this file, not the reverse).
 """
 
 import dataclasses

@@ -334,9 +334,9 @@ class Progress:
     curve (one dict per evaluation); train_s: seconds of training, on a clock that the loop stops
     while it evaluates (stop_clock, start_clock); first_bad: the first step whose loss was nan or
     inf, or -1, kept on the device and read back only at a log line (watch): a read waits for
-    the GPU. save(path, step) writes all of it with the model, AdamW, the batch
-    generator and the batches drawn but not yet used (--resume); restore(state) continues from
-    it, and the resumed run ends as an uninterrupted one would."""
+    the GPU. save(path, step) writes all of it with the model, AdamW, the batch generator and the
+    batches drawn but not yet used (--resume); restore(state) continues from it, and the resumed
+    run ends as an uninterrupted one would."""
 
     def __init__(self, cfg, model, optimizer, gen, batches, record, t_run=None):
         self.cfg, self.model, self.optimizer, self.gen = cfg, model, optimizer, gen
@@ -392,7 +392,7 @@ class Progress:
         self.first_bad = torch.where(bad, step, self.first_bad)
         log_line = (step + 1) % self.cfg.log_interval == 0 or step + 1 == self.cfg.steps
         if log_line and self.first_bad.item() >= 0:
-            raise UsageError(f"the training loss became nan or inf at step {self.first_bad.item()}; "
+            raise UsageError(f"the training loss became nan or inf at step {int(self.first_bad)}; "
                              f"try a lower --lr (it is {self.cfg.lr:g}). Nothing was written for "
                              "this run")
 

@@ -513,9 +513,9 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     rank, world = rank_world()
     optimizer = make_optimizer(model, cfg, device)
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
-    n_pool = record["data_pool"] = data_pool(cfg, device, world)
-    batches = BatchPool(lambda n: task.get_batches(n, cfg.batch_size // world, gen, cfg.resample),
-                        n_pool)
+    record["data_pool"] = data_pool(cfg, device, world)  # batches drawn at once (--data_pool)
+    draw = lambda n: task.get_batches(n, cfg.batch_size // world, gen, cfg.resample)  # noqa: E731
+    batches = BatchPool(draw, record["data_pool"])  # next(batches): one batch at a time
     progress = Progress(cfg, model, optimizer, gen, batches, record, t_run)  # --resume saves it
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups

@@ -41,7 +41,7 @@ import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
 from records import NAMES, pct, read_records, stat, table
-from runtime import append_record, environment, pick_device
+from runtime import BatchPool, append_record, compiled, data_pool, environment, pick_device
 
 # -----------------------------------------------------------------------------
 # Our step: `python bench.py`
@@ -75,12 +75,10 @@ def frozen_qk_bound(config):
 
 
 def batches(task, cfg, gen, device):
-    """Training batches one by one, drawn as mixit.train draws them (--data_pool at a time)."""
-    n = mixit.data_pool(cfg, device)
-    while True:
-        pool = task.get_batches(n, cfg.batch_size, gen, cfg.resample)  # (n, B, T) each
-        for i in range(n):
-            yield tuple(t[i] for t in pool)
+    """Training batches one by one (next()), drawn as mixit.train draws them: --data_pool at a
+    time, by runtime.BatchPool."""
+    draw = lambda n: task.get_batches(n, cfg.batch_size, gen, cfg.resample)  # noqa: E731
+    return BatchPool(draw, data_pool(cfg, device))
 
 
 def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
@@ -104,7 +102,7 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
     for variant in variants:
         c = dataclasses.replace(cfg, variant=variant)
         task, model, device, dtype, _ = build(c, verbose=False)  # task, device, dtype: all alike
-        fwd, sync = mixit.compiled(model, c, device)
+        fwd, sync = compiled(model, c, device)
         data = batches(task, c, torch.Generator(device).manual_seed(0), device)
         args = (model, fwd, make_optimizer(model, c, device), data, dtype)
         steps(warmup, *args)
@@ -191,7 +189,7 @@ def profile(cfg, steps=30, warmup=10):
     the wall time (busy well under wall: the GPU waits for launches, not for arithmetic) and the
     kernels that take the most time. Appends one record (tag, --out)."""
     task, model, device, dtype, _ = build(cfg, verbose=False)
-    n_pool = mixit.data_pool(cfg, device)
+    n_pool = data_pool(cfg, device)
     prof = {"data_pool": n_pool,
             "data_ops_per_batch": {str(p): data_ops_per_batch(task, cfg, device, p) for p in sorted({1, n_pool, 32})}}
     optimizer = make_optimizer(model, cfg, device)
@@ -200,7 +198,7 @@ def profile(cfg, steps=30, warmup=10):
     with OpCounter() as ops:  # eager: a compiled step hides its ops inside its graphs
         train_step(model, model, optimizer, next(data), cfg.lr, cfg, dtype)
     prof["eager_ops_per_step"] = ops.n
-    fwd, sync = mixit.compiled(model, cfg, device)
+    fwd, sync = compiled(model, cfg, device)
     for _ in range(warmup):
         train_step(model, fwd, optimizer, next(data), cfg.lr, cfg, dtype)
     sync()

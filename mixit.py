@@ -16,15 +16,15 @@ init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memor
 
 Sections: model (the MixiT attention is `MixingAttention`) | freezing | training | evaluation |
 configuration and command line. The data lives in tasks.py; the machinery around a run (device,
-checkpoints, records, resuming after a signal, torchrun, flag parsing) in runtime.py, which a
-reader of the paper can skip; the benchmark in bench.py (it imports this file, not the reverse).
+torch.compile, checkpoints, records, the training loop's bookkeeping and its resuming after a
+signal, torchrun, flag parsing, exit codes) in runtime.py, which a reader of the paper can skip;
+the benchmark in bench.py (it imports this file, not the reverse).
 """
 
 import dataclasses
 import math
 import os
 import shlex
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,11 +35,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import tasks
-from runtime import (SIGNAL, Interrupted, agree, append_record, catch_signals, check_memory,
-                     check_writable, environment, flags, init_distributed, load_checkpoint,
-                     load_state, load_weights, pick_device, pick_dtype, rank_world,
-                     replica_checksums, restore_state, resume_path, save_checkpoint, save_state,
-                     signalled)
+from runtime import (BatchPool, Interrupted, Progress, agree, append_record, catch_signals,
+                     check_memory, check_writable, command_line, compiled, data_parallel,
+                     data_pool, environment, flags, init_distributed, load_checkpoint, load_state,
+                     load_weights, pick_device, pick_dtype, rank_world, replica_checksums,
+                     resume_path, save_checkpoint, signalled)
 from tasks import UsageError
 
 VARIANTS = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
@@ -465,21 +465,6 @@ def build(cfg, verbose=True):
     return task, model, device, dtype, (n_train, n_frozen)
 
 
-def compiled(model, cfg, device, world=1):
-    """The model to call in the hot loop, torch.compile'd on CUDA (on the CPU it gained nothing
-    for ~30 s of compile time: FINDINGS, "Efficiency"), and a sync function for honest timings."""
-    on_cuda = device.startswith("cuda")
-    # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
-    # cuda_graphs: replay the forward's and the backward's kernels as one CUDA graph each. Our
-    # models are small enough that a step is bound by kernel launches, not by the matrix units:
-    # on an H200 the graph took most of the launch time out of Table 1's induction cell's step
-    # (FINDINGS, Efficiency). Under torchrun it stays off: DDP's gradient hooks inside a graph
-    # have not been run here.
-    mode = "reduce-overhead" if cfg.cuda_graphs and world == 1 else "default"
-    fwd = torch.compile(model, dynamic=False, mode=mode) if cfg.compile and on_cuda else model
-    return fwd, (torch.cuda.synchronize if on_cuda else (lambda: None))
-
-
 def train_step(model, fwd, optimizer, batch, lr, cfg, dtype):
     """One optimizer step on one batch. fwd is the model, or its compiled version on CUDA.
     Returns the loss as a tensor: reading it (.item()) would wait for the GPU, so we don't."""
@@ -514,17 +499,6 @@ def stop_reason(cfg, history, task):
     return None
 
 
-def data_pool(cfg, device, world=1):
-    """How many training batches to draw at once (--data_pool; 0 = auto). On a GPU a batch drawn
-    alone costs a few dozen small kernel launches, as much time as a small model's whole step;
-    drawn 32 at a time they cost about one launch a step. On the CPU one at a time keeps the data
-    stream the committed records were made with. Under torchrun each rank draws one at a time
-    (only rank 0 saves the training state, and with it the batches drawn but not yet used)."""
-    if world > 1:
-        return 1
-    return cfg.data_pool or (32 if device.startswith("cuda") else 1)
-
-
 def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     """The training loop. Returns the list of evaluation results (the learning curve).
 
@@ -533,92 +507,70 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     and rank 0 alone evaluates and prints. One process is simply rank 0 of 1.
 
     A signal (SIGINT, SIGTERM) saves the whole training state and stops; with --resume it is also
-    saved at each evaluation, and continued from: the run ends as an uninterrupted one would."""
+    saved at each evaluation, and continued from: the run ends as an uninterrupted one would.
+    The bookkeeping of both (runtime.Progress) and the batches drawn --data_pool at a time
+    (runtime.BatchPool) live in runtime.py."""
     rank, world = rank_world()
-    t_run = t_run or time.time()
     optimizer = make_optimizer(model, cfg, device)
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
-    history, train_time, start, first_bad = [], 0.0, 0, -1  # train_time: the clock stops during evals
-    # --data_pool: batches drawn n at a time (tasks.get_batches); `pool` holds them, `used` counts
-    # those handed out
-    n_pool = record["data_pool"] = data_pool(cfg, device, world)
-    pool, used = None, 0
+    record["data_pool"] = data_pool(cfg, device, world)  # batches drawn at once (--data_pool)
+    draw = lambda n: task.get_batches(n, cfg.batch_size // world, gen, cfg.resample)  # noqa: E731
+    batches = BatchPool(draw, record["data_pool"])  # next(batches): one batch at a time
+    progress = Progress(cfg, model, optimizer, gen, batches, record, t_run)  # --resume saves it
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
             unfreeze(model, optimizer, cfg)
-        restore_state(state, model, optimizer, gen)
-        history, train_time, start, first_bad = state["history"], state["train_s"], state["step"], state["first_bad"]
-        if state.get("pool") is not None:  # the drawn batches not yet used, as the run left them
-            pool, used = tuple(t.to(device) for t in state["pool"]), state["pool_used"]
-        record.update(state["record"])
-        record["resumed_at"] = record.get("resumed_at", []) + [start]
-        print(f"resumed from {cfg.resume} at step {start}")
+        progress.restore(state)
+        print(f"resumed from {cfg.resume} at step {progress.start}")
     fwd, sync = compiled(model, cfg, device, world)  # evaluation calls the model itself
-    train_fwd = fwd
-    if world > 1:  # frozen parameters and MixiT's buffers need nothing special: DDP skips them
-        ddp = nn.parallel.DistributedDataParallel(
-            model, device_ids=[torch.cuda.current_device()] if device.startswith("cuda") else None)
-        train_fwd, _ = compiled(ddp, cfg, device, world)
-
-    def save(path, step):  # the training state, for --resume (runtime.py)
-        keep = {k: record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at") if k in record}
-        save_state(path, model, cfg, optimizer, gen, step=step, history=history,
-                   train_s=train_time, first_bad=int(first_bad), pool=pool, pool_used=used,
-                   record={**keep, "wall_s": record.get("wall_s", 0) + time.time() - t_run})
-
-    t0, logged_time, logged_step = time.time(), train_time, start
-    first_bad = torch.tensor(first_bad, device=device)  # the first step whose loss was nan/inf, or -1
-    for step in range(start, cfg.steps + 1):
+    train_fwd = data_parallel(model, cfg, device) if world > 1 else fwd  # DDP: gradients averaged
+    progress.start_clock()  # the clock counts training only: it stops while the loop evaluates
+    for step in range(progress.start, cfg.steps + 1):
         if signalled(may_sync=step % cfg.log_interval == 0):  # SIGINT, SIGTERM: save and stop
-            train_time += time.time() - t0
-            save(resume_path(cfg), step)
-            raise Interrupted(step, 1000 * train_time / max(step, 1))  # and its ms/step so far
-        if (step % cfg.eval_interval == 0 or step == cfg.steps) and not (history and history[-1]["step"] == step):
+            progress.stop_clock()
+            progress.save(resume_path(cfg), step)
+            raise Interrupted(cfg, step, 1000 * progress.train_s / max(step, 1))
+
+        # evaluate on the fixed test set (rank 0), and stop here if the stopping rule says so
+        if (step % cfg.eval_interval == 0 or step == cfg.steps) and not progress.evaluated(step):
             sync()
-            train_time += time.time() - t0
-            reason = None
-            if rank == 0:
+            progress.stop_clock()
+            if rank == 0:  # rank 0 alone evaluates; agree() hands its verdict to every rank
                 m = evaluate(fwd, task, dtype)
-                history.append({"step": step, "train_s": round(train_time, 2), **m})
+                progress.history.append({"step": step, "train_s": round(progress.train_s, 2), **m})
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
-                reason = stop_reason(cfg, history, task)
-            reason = agree(reason)
+            reason = agree(stop_reason(cfg, progress.history, task) if rank == 0 else None)
             if reason or step == cfg.steps:
                 record["stop"] = {"reason": reason or "reached --steps", "step": step}
                 print(f"step {step:5d} | stop: {record['stop']['reason']}")
                 break
-            if cfg.resume and step > start:  # a run killed outright continues from here
-                save(cfg.resume, step)
-            t0 = time.time()
+            if cfg.resume and step > progress.start:  # a run killed outright continues from here
+                progress.save(cfg.resume, step)
+            progress.start_clock()
+
+        # one optimizer step on the next batch
         if cfg.unfreeze_at and step == cfg.unfreeze_at:  # a hybrid schedule (paper, Sec. 7)
             record["unfrozen_params"] = unfreeze(model, optimizer, cfg)
             record["unfrozen_at"] = step
             print(f"step {step:5d} | unfroze {record['unfrozen_params']:,} parameters")
-        if pool is None or used == len(pool[0]):  # draw the next n_pool batches at once
-            pool, used = task.get_batches(n_pool, cfg.batch_size // world, gen, cfg.resample), 0
-        batch, used = tuple(t[used] for t in pool), used + 1  # (B, T) each
+        batch = next(batches)  # (x, y, mask), (B, T) each
         if step == 0 and not batch[2].any():  # one host sync, once: is anything scored at all?
             raise UsageError(f"the first training batch of {cfg.task}-{task.size} has no scored "
                              "position: every row fell on the test side; use a larger "
                              "--batch_size or --task_size")
         loss = train_step(model, train_fwd, optimizer, batch, get_lr(step, cfg), cfg, dtype)
-        # remember the first non-finite loss on the device (no sync); checked at each log line
-        first_bad = torch.where((first_bad < 0) & ~loss.isfinite(), step, first_bad)
-        if ((step + 1) % cfg.log_interval == 0 or step + 1 == cfg.steps) and first_bad.item() >= 0:
-            raise UsageError(f"the training loss became nan or inf at step {first_bad.item()}; "
-                             f"try a lower --lr (it is {cfg.lr:g}). Nothing was written for this run")
+        progress.watch(step, loss)  # a nan or inf loss stops the run at the next log line
+
+        # the log line
         if (step + 1) % cfg.log_interval == 0:
-            loss = loss.item()  # the only other host sync of the loop, once per log line
-            train_time, t0 = train_time + time.time() - t0, time.time()
-            ms = 1000 * (train_time - logged_time) / (step + 1 - logged_step)
-            logged_time, logged_step = train_time, step + 1
+            loss = loss.item()  # a host sync (as the nan check's), once per log line
             print(f"step {step + 1:5d} | loss {loss:.4f} | lr {get_lr(step, cfg):.2e} "
-                  f"| {ms:.1f} ms/step")
-    record["train_s"] = round(train_time, 2)
+                  f"| {progress.ms_per_step(step + 1):.1f} ms/step")
+    record["train_s"] = round(progress.train_s, 2)
     if world > 1:  # the replicas must end identical: every rank's parameter sum, side by side
         record["ddp"] = {"world_size": world, "param_checksums": replica_checksums(model)}
-    return history
+    return progress.history
 
 
 # -----------------------------------------------------------------------------
@@ -929,27 +881,8 @@ def run(cfg):
 
 
 def main(argv=None):
-    try:
-        given = parse_args(sys.argv[1:] if argv is None else argv)
-        cfg = resolve_config(given)
-        run(cfg)
-    except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except Interrupted as e:  # SIGINT or SIGTERM in training: the state is saved (train)
-        path, got = resume_path(cfg), SIGNAL["got"]
-        if rank_world()[0] == 0:
-            print(f"\n{signal.Signals(got).name} at step {e.args[0]}: the run's state is saved in "
-                  f"{path}; the same command{'' if cfg.resume else f' with --resume {path}'} "
-                  f"continues it (no record was written yet; {e.args[1]:.1f} ms/step so far)",
-                  file=sys.stderr)
-        sys.exit(128 + got)
-    except KeyboardInterrupt:
-        print("\ninterrupted: no record was written for this run", file=sys.stderr)
-        sys.exit(130)
-    finally:
-        if dist.is_available() and dist.is_initialized():
-            dist.destroy_process_group()
+    with command_line():  # bad input: one line, status 2; a signal: where its state is saved
+        run(resolve_config(parse_args(sys.argv[1:] if argv is None else argv)))
 
 
 if __name__ == "__main__":

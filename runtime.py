@@ -1,7 +1,8 @@
 """
 The machinery around a run of mixit.py, kept out of it so that the tutorial reads as the paper:
 which device and dtype, checkpoints and run records, the state a run saves when it is stopped
-(SIGINT, SIGTERM) so that the same command continues it, torchrun's process group, and the
+(SIGINT, SIGTERM) so that the same command continues it, the training loop's bookkeeping (the
+batch pool, the clock, the nan check), torch.compile, torchrun's process group, and the
 command-line flags generated from a config dataclass. Nothing here knows the model or the tasks;
 mixit.py imports this file, and this file imports nothing of the project but tasks.UsageError.
 """
@@ -18,6 +19,7 @@ import time
 
 import torch
 import torch.distributed as dist
+import torch.nn as nn
 
 from tasks import UsageError
 
@@ -71,6 +73,21 @@ def check_memory(step_bytes, device, batch_size):
     if step_bytes > memory:
         raise UsageError(f"--batch_size {batch_size} needs about {step_bytes / 2**30:,.0f} GiB "
                          f"for one training step; this {device} has {memory / 2**30:,.0f} GiB")
+
+
+def compiled(model, cfg, device, world=1):
+    """The model to call in the hot loop, torch.compile'd on CUDA (on the CPU it gained nothing
+    for ~30 s of compile time: FINDINGS, "Efficiency"), and a sync function for honest timings."""
+    on_cuda = device.startswith("cuda")
+    # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
+    # cuda_graphs: replay the forward's and the backward's kernels as one CUDA graph each. Our
+    # models are small enough that a step is bound by kernel launches, not by the matrix units:
+    # on an H200 the graph took most of the launch time out of Table 1's induction cell's step
+    # (FINDINGS, Efficiency). Under torchrun it stays off: DDP's gradient hooks inside a graph
+    # have not been run here.
+    mode = "reduce-overhead" if cfg.cuda_graphs and world == 1 else "default"
+    fwd = torch.compile(model, dynamic=False, mode=mode) if cfg.compile and on_cuda else model
+    return fwd, (torch.cuda.synchronize if on_cuda else (lambda: None))
 
 
 def cpu_name():
@@ -156,7 +173,15 @@ def check_writable(**paths):
 
 
 class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived during training: the state was saved, the run stops."""
+    """SIGINT or SIGTERM arrived during training: the state was saved, the run stops. The
+    message says where the state is and how to continue, in one line."""
+
+    def __init__(self, cfg, step, ms_per_step):
+        path = resume_path(cfg)
+        super().__init__(f"{signal.Signals(SIGNAL['got']).name} at step {step}: the run's state is "
+                         f"saved in {path}; the same command"
+                         f"{'' if cfg.resume else f' with --resume {path}'} continues it (no "
+                         f"record was written yet; {ms_per_step:.1f} ms/step so far)")
 
 
 SIGNAL = {"got": None}  # set by the handler, read once per training step
@@ -177,6 +202,30 @@ def catch_signals():
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def command_line():
+    """`with command_line():` around a run started from the command line. Bad input (a
+    UsageError) ends it with one line "error: ..." and status 2, no traceback; a signal in
+    training (Interrupted: the state is saved) with the line that says how to continue and
+    status 128 + the signal's number; Ctrl-C anywhere else with a line and status 130. Under
+    torchrun the process group is left in every case."""
+    try:
+        yield
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except Interrupted as e:
+        if rank_world()[0] == 0:
+            print(f"\n{e}", file=sys.stderr)
+        sys.exit(128 + SIGNAL["got"])
+    except KeyboardInterrupt:
+        print("\ninterrupted: no record was written for this run", file=sys.stderr)
+        sys.exit(130)
+    finally:
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
 
 
 def rank_world():
@@ -249,6 +298,106 @@ def restore_state(state, model, optimizer, gen):
 
 
 # -----------------------------------------------------------------------------
+# The training loop's bookkeeping: its batches, its clock, its nan check, its saved state
+
+
+def data_pool(cfg, device, world=1):
+    """How many training batches to draw at once (--data_pool; 0 = auto). On a GPU a batch drawn
+    alone costs a few dozen small kernel launches, as much time as a small model's whole step;
+    drawn 32 at a time they cost about one launch a step. On the CPU one at a time keeps the data
+    stream the committed records were made with. Under torchrun each rank draws one at a time
+    (only rank 0 saves the training state, and with it the batches drawn but not yet used)."""
+    if world > 1:
+        return 1
+    return cfg.data_pool or (32 if device.startswith("cuda") else 1)
+
+
+class BatchPool:
+    """The training batches: draw(n) -> (x, y, mask), each (n, B, T), draws n of them at once
+    (data_pool), and next(pool) hands them out one by one, (B, T) each. The batches drawn but not
+    yet used are part of a run's saved state (Progress), so a resumed run reads the same stream."""
+
+    def __init__(self, draw, n):
+        self.draw, self.n, self.pool, self.used = draw, n, None, 0
+
+    def __next__(self):
+        if self.pool is None or self.used == len(self.pool[0]):  # draw the next n batches at once
+            self.pool, self.used = self.draw(self.n), 0
+        batch, self.used = tuple(t[self.used] for t in self.pool), self.used + 1
+        return batch
+
+
+class Progress:
+    """How far a training run has come, and all it takes to continue it after a stop.
+
+    start: the step it starts from (0, or where a saved state left off); history: the learning
+    curve (one dict per evaluation); train_s: seconds of training, on a clock that the loop stops
+    while it evaluates (stop_clock, start_clock); first_bad: the first step whose loss was nan or
+    inf, or -1, kept on the device and read back only at a log line (watch): a read waits for
+    the GPU. save(path, step) writes all of it with the model, AdamW, the batch generator and the
+    batches drawn but not yet used (--resume); restore(state) continues from it, and the resumed
+    run ends as an uninterrupted one would."""
+
+    def __init__(self, cfg, model, optimizer, gen, batches, record, t_run=None):
+        self.cfg, self.model, self.optimizer, self.gen = cfg, model, optimizer, gen
+        self.batches, self.record, self.t_run = batches, record, t_run or time.time()
+        self.start, self.history, self.train_s = 0, [], 0.0
+        self.first_bad = torch.tensor(-1, device=gen.device)
+        self.logged = (0.0, 0)  # the clock and the step at the last log line (ms_per_step)
+
+    def restore(self, state):
+        """Continue from the state that save() wrote (load_state checked that it is this run's)."""
+        restore_state(state, self.model, self.optimizer, self.gen)
+        self.start, self.history, self.train_s = state["step"], state["history"], state["train_s"]
+        self.first_bad = torch.tensor(state["first_bad"], device=self.gen.device)
+        self.logged = (self.train_s, self.start)
+        if state.get("pool") is not None:  # the drawn batches not yet used, as the run left them
+            self.batches.pool = tuple(t.to(self.gen.device) for t in state["pool"])
+            self.batches.used = state["pool_used"]
+        self.record.update(state["record"])
+        self.record["resumed_at"] = self.record.get("resumed_at", []) + [self.start]
+
+    def save(self, path, step):
+        """The whole training state at `step` (save_state); every rank calls it, rank 0 writes."""
+        keep = {k: self.record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at")
+                if k in self.record}
+        wall_s = self.record.get("wall_s", 0) + time.time() - self.t_run
+        save_state(path, self.model, self.cfg, self.optimizer, self.gen, step=step,
+                   history=self.history, train_s=self.train_s, first_bad=int(self.first_bad),
+                   pool=self.batches.pool, pool_used=self.batches.used,
+                   record={**keep, "wall_s": wall_s})
+
+    def evaluated(self, step):
+        """Was `step` evaluated already? (A state saved after an evaluation resumes past it.)"""
+        return bool(self.history) and self.history[-1]["step"] == step
+
+    def start_clock(self):
+        self.t0 = time.time()
+
+    def stop_clock(self):
+        self.train_s += time.time() - self.t0
+
+    def ms_per_step(self, step):
+        """Milliseconds of training per step since the last log line; the clock goes on."""
+        self.stop_clock()
+        self.start_clock()
+        (then, at), self.logged = self.logged, (self.train_s, step)
+        return 1000 * (self.train_s - then) / (step - at)
+
+    def watch(self, step, loss):
+        """Remember the first step whose loss is nan or inf, on the device (no host sync); at a
+        log line and at the last step read it back (a host sync), and if there was one, stop the
+        run with a one-line error that names it."""
+        bad = (self.first_bad < 0) & ~loss.isfinite()
+        self.first_bad = torch.where(bad, step, self.first_bad)
+        log_line = (step + 1) % self.cfg.log_interval == 0 or step + 1 == self.cfg.steps
+        if log_line and self.first_bad.item() >= 0:
+            raise UsageError(f"the training loss became nan or inf at step {int(self.first_bad)}; "
+                             f"try a lower --lr (it is {self.cfg.lr:g}). Nothing was written for "
+                             "this run")
+
+
+# -----------------------------------------------------------------------------
 # Several processes: torchrun
 
 
@@ -268,6 +417,15 @@ def init_distributed(batch_size, device):
     if dist.get_rank() > 0:
         sys.stdout = open(os.devnull, "w")
     return dist.get_rank(), world
+
+
+def data_parallel(model, cfg, device):
+    """The model the training step calls under torchrun: wrapped in DistributedDataParallel,
+    which averages the ranks' gradients in the backward pass, then compiled like the model.
+    Frozen parameters and MixiT's buffers need nothing special: DDP skips them."""
+    ddp = nn.parallel.DistributedDataParallel(
+        model, device_ids=[torch.cuda.current_device()] if device.startswith("cuda") else None)
+    return compiled(ddp, cfg, device, rank_world()[1])[0]
 
 
 def replica_checksums(model):

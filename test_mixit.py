@@ -11,8 +11,10 @@ docstring; the sections follow the order of mixit.py: model, MixiT's mixing matr
 tasks, training, checkpoints, command line, learning-rate schedule; then report.py's tables.
 """
 
+import ast
 import dataclasses
 import hashlib
+import io
 import json
 import math
 import os
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tokenize
 
 import pytest
 import torch
@@ -1392,6 +1395,36 @@ def test_the_same_seed_retrains_to_the_same_record_and_another_seed_does_not(tmp
     metrics = lambda r: {k: v for k, v in r["final"].items() if k != "train_s"}  # noqa: E731
     assert curve(a) == curve(b) and metrics(a) == metrics(b)  # up to timings
     assert curve(a) != curve(c)
+
+
+# The cheapest committed cells of results/quick.jsonl: fp32 on the CPU, one thread, ~9 s each
+# alone (400 steps of 2-pair needle at width 64); one MixiT and one softmax variant.
+RERUN_CELLS = ["f1/needle2/mixit/s2", "f1/needle2/frozen_qk/s1"]
+
+
+@pytest.mark.parametrize("tag", RERUN_CELLS)
+def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag):
+    """A record is a function of the config it keeps: rerun from that config (on the record's
+    number of threads), a committed cell gives the same learning curve and final metrics (with
+    the token covariance), bit for bit, timings aside. A change to the training loop that moves
+    a number fails here. (Bit-identical needs the torch the record was made with: another one
+    is a skip, saying so.)"""
+    records = [json.loads(line) for line in open(os.path.join(HERE, "results", "quick.jsonl"))]
+    record = [r for r in records if r["config"].get("tag") == tag][-1]
+    if record["torch"] != torch.__version__:
+        pytest.skip(f"{tag} was made with torch {record['torch']}, this is {torch.__version__}")
+    fields = {f.name for f in dataclasses.fields(mixit.Config)}
+    config = {k: v for k, v in record["config"].items() if k in fields}
+    cfg = mixit.Config(**{**config, "out": "", "examples": 0, "save": "", "resume": ""})
+    threads = torch.get_num_threads()
+    torch.set_num_threads(record["threads"])
+    try:
+        rerun = mixit.run(cfg)
+    finally:
+        torch.set_num_threads(threads)
+    drop = lambda h: {k: v for k, v in h.items() if k != "train_s"}  # noqa: E731
+    assert [drop(h) for h in rerun["history"]] == [drop(h) for h in record["history"]]
+    assert drop(rerun["final"]) == drop(record["final"]) and len(rerun["history"]) > 2
 
 
 @pytest.fixture
@@ -3617,6 +3650,54 @@ def test_readme_is_short_and_every_relative_link_resolves():
                 continue
             path = os.path.normpath(os.path.join(HERE, os.path.dirname(doc), link))
             assert os.path.exists(path), f"{doc}: the link {link} leads nowhere"
+
+
+def code_lines(path):
+    """{name: lines of code} for every function and method (`Class.method`) of the Python file at
+    path: the lines of its source that hold code, so neither blank lines, nor lines that hold
+    only a comment, nor its docstring count. A nested function counts in its parent too."""
+    source = open(path).read()
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENDMARKER)
+    code = set()  # the numbers of the lines that hold a token of code
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type not in skip:
+            code.update(range(tok.start[0], tok.end[0] + 1))
+    counts = {}
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, prefix)  # (a def inside an if or a with)
+                continue
+            name = prefix + child.name
+            if not isinstance(child, ast.ClassDef):
+                lines = code & set(range(child.lineno, child.end_lineno + 1))
+                if ast.get_docstring(child) is not None:
+                    doc = child.body[0]
+                    lines -= set(range(doc.lineno, doc.end_lineno + 1))
+                counts[name] = len(lines)
+            visit(child, name + ".")
+    visit(ast.parse(source), "")
+    return counts
+
+
+def test_no_function_of_mixit_or_tasks_has_over_60_lines_of_code_nor_mixit_over_900(tmp_path):
+    """A student reads each function on one screen (issue 53): no function or method of mixit.py
+    or tasks.py has more than 60 lines of code (code_lines: blank lines, comments and docstrings
+    aside), and mixit.py has at most 900 lines. The counter is checked first on a planted file."""
+    body = "".join(f"    x{i} = {i}  # a comment\n" for i in range(59))
+    planted = tmp_path / "planted.py"
+    planted.write_text(f'@property\ndef long(self):\n    """A docstring\n    of two lines."""\n'
+                       f'    # a comment line\n\n{body}    return (1,\n            2)\n\n\n'
+                       'class K:\n    def short(self):\n        def inner():\n'
+                       '            return 1\n        return inner\n\n\n'
+                       'try:\n    pass\nexcept OSError:\n    def fallback():\n        pass\n')
+    assert code_lines(planted) == {"long": 62, "K.short": 4, "K.short.inner": 2, "fallback": 2}
+    for name in ("mixit.py", "tasks.py"):
+        long = {f: n for f, n in code_lines(os.path.join(HERE, name)).items() if n > 60}
+        assert not long, f"{name}: functions over 60 lines of code: {long}"
+    assert len(open(os.path.join(HERE, "mixit.py")).read().splitlines()) <= 900
 
 
 def test_a_paused_runs_step_time_prices_its_shape_until_a_record_has_one(tmp_path):

@@ -1446,15 +1446,14 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
     """SIGTERM to a training process: it saves its whole state, says in one line how to go on,
     exits 143 and writes no record. The same command then continues from that state and writes
     the record an uninterrupted run writes (same curve, same final metrics, bit for bit), and
-    deletes the saved state. Real processes and a real signal, one thread each."""
+    deletes the saved state. The killed and the resumed run are real processes and the signal a
+    real one, one thread each; the uninterrupted run is mixit.main here, on the same flags."""
     out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
-    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py")] + BASE_FLAGS + RESUME_RUN
+    argv = BASE_FLAGS + RESUME_RUN + ["--out", str(out)]
+    mixit.main(argv + ["--tag", "whole"])  # (one thread here too: OMP_NUM_THREADS above)
+    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py"), *argv, "--tag", "cut", "--resume", str(state)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    run = lambda *extra: subprocess.run(cmd + ["--out", str(out), *extra], env=env, cwd=HERE,  # noqa: E731
-                                        capture_output=True, text=True, timeout=120)
-    assert run("--tag", "whole").returncode == 0
-    killed = subprocess.Popen(cmd + ["--out", str(out), "--tag", "cut", "--resume", str(state)],
-                              env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = subprocess.Popen(cmd, env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in killed.stdout:  # kill it between two evaluations, mid-training
         if line.startswith("step    40 | loss"):
             killed.send_signal(15)
@@ -1464,7 +1463,7 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "SIGTERM at step" in err and "the same command continues it" in err
     assert state.exists() and len(out.read_text().splitlines()) == 1  # no record for the cut run
-    resumed = run("--tag", "cut", "--resume", str(state))
+    resumed = subprocess.run(cmd, env=env, cwd=HERE, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0 and "resumed from" in resumed.stdout
     whole, cut = [json.loads(line) for line in out.read_text().splitlines()]
     assert 40 <= cut["resumed_at"][0] < 60 and same_run(whole, cut)  # between two evaluations

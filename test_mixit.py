@@ -1744,10 +1744,16 @@ def test_a_first_batch_without_scored_positions_is_refused(capsys):
     assert "no scored position" in line
 
 
-def test_help_lists_every_config_field():
+@pytest.fixture(scope="module")
+def script_help():
+    """`python mixit.py --help`, run once for the tests that read it."""
+    return subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_every_config_field(script_help):
     """`python mixit.py --help` exits 0 and documents every Config field as a flag."""
-    result = subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
-                            capture_output=True, text=True, timeout=120)
+    result = script_help
     assert result.returncode == 0, result.stderr
     for field in dataclasses.fields(mixit.Config):
         assert f"--{field.name}" in result.stdout
@@ -1762,11 +1768,10 @@ def test_script_reports_bad_flags_on_one_line():
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_help_names_each_flags_value_and_default():
+def test_help_names_each_flags_value_and_default(script_help):
     """`python mixit.py --help` shows what each flag takes, in the usage line and in the list
     (--n_embd INT, --causal [BOOL]: a bare --causal means true), and each flag's default."""
-    result = subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
-                            capture_output=True, text=True, timeout=120)
+    result = script_help
     usage, listing = result.stdout.split("\n\n")[0], result.stdout.split("options:\n")[1]
     entries = {}  # flag -> its entry in the list, its lines joined
     for line in listing.splitlines():

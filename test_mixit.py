@@ -1475,24 +1475,27 @@ def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkey
     at its last evaluation, and still ends exactly where an uninterrupted run ends; so does a
     run whose --unfreeze_at falls before the break (its optimizer then has more groups), and one
     that draws its batches 16 at a time (the state keeps the drawn batches not yet used)."""
-    for extra in ([], ["--unfreeze_at", "45"], ["--data_pool", "16"]):  # 60: mid-pool
+    # RESUME_RUN at half its length, the same phases: evaluations every 15 steps, the break at
+    # step 35 in the warm-up (50 steps), the end in the decay
+    half = [*RESUME_RUN, "--steps", "60", "--eval_interval", "15", "--warmup", "50"]
+    for extra in ([], ["--unfreeze_at", "22"], ["--data_pool", "16"]):  # 30: mid-pool
         out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
         out.unlink(missing_ok=True)
-        whole = mixit.run(run_config(out, *RESUME_RUN, *extra))
+        whole = mixit.run(run_config(out, *half, *extra))
         real_step, calls = mixit.train_step, []
 
-        def dies_at_step_70(*args):
+        def dies_at_step_35(*args):
             calls.append(1)
-            if len(calls) > 70:
+            if len(calls) > 35:
                 raise RuntimeError("killed")
             return real_step(*args)
-        monkeypatch.setattr(mixit, "train_step", dies_at_step_70)
+        monkeypatch.setattr(mixit, "train_step", dies_at_step_35)
         with pytest.raises(RuntimeError):
-            mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
+            mixit.run(run_config(out, *half, *extra, "--resume", str(state)))
         monkeypatch.setattr(mixit, "train_step", real_step)
-        assert torch.load(state, weights_only=True)["step"] == 60  # the last evaluation's
-        cut = mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
-        assert cut["resumed_at"] == [60] and same_run(whole, cut)
+        assert torch.load(state, weights_only=True)["step"] == 30  # the last evaluation's
+        cut = mixit.run(run_config(out, *half, *extra, "--resume", str(state)))
+        assert cut["resumed_at"] == [30] and same_run(whole, cut)
         assert len(out.read_text().splitlines()) == 2 and not state.exists()
 
 

@@ -1438,8 +1438,10 @@ def same_run(a, b):
         and drop(a["final"]) == drop(b["final"]) and a["stop"] == b["stop"]
 
 
-RESUME_RUN = ["--task", "add", "--task_size", "2", "--variant", "frozen_qk", "--steps", "120",
-              "--eval_interval", "30", "--log_interval", "10", "--seed", "3", "--resample"]
+# a run to break and resume: 60 steps, the warm-up (50 steps) and the decay after it
+RESUME_RUN = ["--task", "add", "--task_size", "2", "--variant", "frozen_qk", "--steps", "60",
+              "--warmup", "50", "--eval_interval", "30", "--log_interval", "10", "--seed", "3",
+              "--resample"]
 
 
 def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupted_record(tmp_path):
@@ -1475,13 +1477,11 @@ def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkey
     at its last evaluation, and still ends exactly where an uninterrupted run ends; so does a
     run whose --unfreeze_at falls before the break (its optimizer then has more groups), and one
     that draws its batches 16 at a time (the state keeps the drawn batches not yet used)."""
-    # RESUME_RUN at half its length, the same phases: evaluations every 15 steps, the break at
-    # step 35 in the warm-up (50 steps), the end in the decay
-    half = [*RESUME_RUN, "--steps", "60", "--eval_interval", "15", "--warmup", "50"]
+    flags = [*RESUME_RUN, "--eval_interval", "15"]  # the break (step 35) in the warm-up
     for extra in ([], ["--unfreeze_at", "22"], ["--data_pool", "16"]):  # 30: mid-pool
         out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
         out.unlink(missing_ok=True)
-        whole = mixit.run(run_config(out, *half, *extra))
+        whole = mixit.run(run_config(out, *flags, *extra))
         real_step, calls = mixit.train_step, []
 
         def dies_at_step_35(*args):
@@ -1491,10 +1491,10 @@ def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkey
             return real_step(*args)
         monkeypatch.setattr(mixit, "train_step", dies_at_step_35)
         with pytest.raises(RuntimeError):
-            mixit.run(run_config(out, *half, *extra, "--resume", str(state)))
+            mixit.run(run_config(out, *flags, *extra, "--resume", str(state)))
         monkeypatch.setattr(mixit, "train_step", real_step)
         assert torch.load(state, weights_only=True)["step"] == 30  # the last evaluation's
-        cut = mixit.run(run_config(out, *half, *extra, "--resume", str(state)))
+        cut = mixit.run(run_config(out, *flags, *extra, "--resume", str(state)))
         assert cut["resumed_at"] == [30] and same_run(whole, cut)
         assert len(out.read_text().splitlines()) == 2 and not state.exists()
 

@@ -1453,9 +1453,11 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
     out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
     argv = BASE_FLAGS + RESUME_RUN + ["--out", str(out)]
     mixit.main(argv + ["--tag", "whole"])  # (one thread here too: OMP_NUM_THREADS above)
-    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py"), *argv, "--tag", "cut", "--resume", str(state)]
+    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py"), *argv, "--tag", "cut",
+           "--resume", str(state)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    killed = subprocess.Popen(cmd, env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = subprocess.Popen(cmd, env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
     for line in killed.stdout:  # kill it between two evaluations, mid-training
         if line.startswith("step    40 | loss"):
             killed.send_signal(15)

@@ -39,8 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ["PYTHON"] = sys.executable
 # One thread per process, here and in every process a test starts (they inherit the variable):
 # the models are tiny, and where processes share the cores (grading's two jobs, run_all.sh's
-# slots, another program) a second thread spins waiting on the first; on a loaded 2-core CPU the
-# resume and addition tests took 324 s with two threads against 39 s with one.
+# slots, another program) a second thread spins waiting on the first: on a loaded 2-core CPU the
+# in-process training tests ran several times slower with two threads than with one.
 os.environ["OMP_NUM_THREADS"] = "1"
 torch.set_num_threads(1)
 

@@ -40,6 +40,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # every script the tests start (run_all.sh, gpu_call.sh, report.py's) runs Python with this
 # interpreter, not whichever python comes first on PATH (a venv need not be activated)
 os.environ["PYTHON"] = sys.executable
+# One thread per process, here and in every process a test starts (they inherit the variable):
+# the models are tiny, and where processes share the cores (grading's two jobs, run_all.sh's
+# slots, another program) a second thread spins waiting on the first: on a loaded 2-core CPU the
+# in-process training tests ran several times slower with two threads than with one.
+os.environ["OMP_NUM_THREADS"] = "1"
+torch.set_num_threads(1)
 
 # Flags shared by every test that builds a model: tiny, on the CPU, in fp32, quiet, no records.
 BASE_FLAGS = ["--n_embd", "32", "--n_head", "4", "--n_layer", "2", "--device", "cpu",
@@ -1478,23 +1484,26 @@ def same_run(a, b):
         and drop(a["final"]) == drop(b["final"]) and a["stop"] == b["stop"]
 
 
-RESUME_RUN = ["--task", "add", "--task_size", "2", "--variant", "frozen_qk", "--steps", "120",
-              "--eval_interval", "30", "--log_interval", "10", "--seed", "3", "--resample"]
+# a run to break and resume: 60 steps, the warm-up (50 steps) and the decay after it
+RESUME_RUN = ["--task", "add", "--task_size", "2", "--variant", "frozen_qk", "--steps", "60",
+              "--warmup", "50", "--eval_interval", "30", "--log_interval", "10", "--seed", "3",
+              "--resample"]
 
 
 def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupted_record(tmp_path):
     """SIGTERM to a training process: it saves its whole state, says in one line how to go on,
     exits 143 and writes no record. The same command then continues from that state and writes
     the record an uninterrupted run writes (same curve, same final metrics, bit for bit), and
-    deletes the saved state. Real processes and a real signal, one thread each."""
+    deletes the saved state. The killed and the resumed run are real processes and the signal a
+    real one, one thread each; the uninterrupted run is mixit.main here, on the same flags."""
     out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
-    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py")] + BASE_FLAGS + RESUME_RUN
+    argv = BASE_FLAGS + RESUME_RUN + ["--out", str(out)]
+    mixit.main(argv + ["--tag", "whole"])  # (one thread here too: OMP_NUM_THREADS above)
+    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py"), *argv, "--tag", "cut",
+           "--resume", str(state)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    run = lambda *extra: subprocess.run(cmd + ["--out", str(out), *extra], env=env, cwd=HERE,  # noqa: E731
-                                        capture_output=True, text=True, timeout=120)
-    assert run("--tag", "whole").returncode == 0
-    killed = subprocess.Popen(cmd + ["--out", str(out), "--tag", "cut", "--resume", str(state)],
-                              env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = subprocess.Popen(cmd, env=env, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
     for line in killed.stdout:  # kill it between two evaluations, mid-training
         if line.startswith("step    40 | loss"):
             killed.send_signal(15)
@@ -1504,7 +1513,7 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "SIGTERM at step" in err and "the same command continues it" in err
     assert state.exists() and len(out.read_text().splitlines()) == 1  # no record for the cut run
-    resumed = run("--tag", "cut", "--resume", str(state))
+    resumed = subprocess.run(cmd, env=env, cwd=HERE, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0 and "resumed from" in resumed.stdout
     whole, cut = [json.loads(line) for line in out.read_text().splitlines()]
     assert 40 <= cut["resumed_at"][0] < 60 and same_run(whole, cut)  # between two evaluations
@@ -1516,24 +1525,25 @@ def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkey
     at its last evaluation, and still ends exactly where an uninterrupted run ends; so does a
     run whose --unfreeze_at falls before the break (its optimizer then has more groups), and one
     that draws its batches 16 at a time (the state keeps the drawn batches not yet used)."""
-    for extra in ([], ["--unfreeze_at", "45"], ["--data_pool", "16"]):  # 60: mid-pool
+    flags = [*RESUME_RUN, "--eval_interval", "15"]  # the break (step 35) in the warm-up
+    for extra in ([], ["--unfreeze_at", "22"], ["--data_pool", "16"]):  # 30: mid-pool
         out, state = tmp_path / "runs.jsonl", tmp_path / "state.pt"
         out.unlink(missing_ok=True)
-        whole = mixit.run(run_config(out, *RESUME_RUN, *extra))
+        whole = mixit.run(run_config(out, *flags, *extra))
         real_step, calls = mixit.train_step, []
 
-        def dies_at_step_70(*args):
+        def dies_at_step_35(*args):
             calls.append(1)
-            if len(calls) > 70:
+            if len(calls) > 35:
                 raise RuntimeError("killed")
             return real_step(*args)
-        monkeypatch.setattr(mixit, "train_step", dies_at_step_70)
+        monkeypatch.setattr(mixit, "train_step", dies_at_step_35)
         with pytest.raises(RuntimeError):
-            mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
+            mixit.run(run_config(out, *flags, *extra, "--resume", str(state)))
         monkeypatch.setattr(mixit, "train_step", real_step)
-        assert torch.load(state, weights_only=True)["step"] == 60  # the last evaluation's
-        cut = mixit.run(run_config(out, *RESUME_RUN, *extra, "--resume", str(state)))
-        assert cut["resumed_at"] == [60] and same_run(whole, cut)
+        assert torch.load(state, weights_only=True)["step"] == 30  # the last evaluation's
+        cut = mixit.run(run_config(out, *flags, *extra, "--resume", str(state)))
+        assert cut["resumed_at"] == [30] and same_run(whole, cut)
         assert len(out.read_text().splitlines()) == 2 and not state.exists()
 
 
@@ -1785,10 +1795,16 @@ def test_a_first_batch_without_scored_positions_is_refused(capsys):
     assert "no scored position" in line
 
 
-def test_help_lists_every_config_field():
+@pytest.fixture(scope="module")
+def script_help():
+    """`python mixit.py --help`, run once for the tests that read it."""
+    return subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_every_config_field(script_help):
     """`python mixit.py --help` exits 0 and documents every Config field as a flag."""
-    result = subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
-                            capture_output=True, text=True, timeout=120)
+    result = script_help
     assert result.returncode == 0, result.stderr
     for field in dataclasses.fields(mixit.Config):
         assert f"--{field.name}" in result.stdout
@@ -1803,11 +1819,10 @@ def test_script_reports_bad_flags_on_one_line():
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_help_names_each_flags_value_and_default():
+def test_help_names_each_flags_value_and_default(script_help):
     """`python mixit.py --help` shows what each flag takes, in the usage line and in the list
     (--n_embd INT, --causal [BOOL]: a bare --causal means true), and each flag's default."""
-    result = subprocess.run([sys.executable, "mixit.py", "--help"], cwd=HERE,
-                            capture_output=True, text=True, timeout=120)
+    result = script_help
     usage, listing = result.stdout.split("\n\n")[0], result.stdout.split("options:\n")[1]
     entries = {}  # flag -> its entry in the list, its lines joined
     for line in listing.splitlines():
@@ -2091,19 +2106,19 @@ def test_the_committed_readme_and_findings_match_the_records():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
-def test_the_queue_check_runs_python_from_its_own_interpreter_not_from_path(tmp_path):
+def test_the_queue_check_runs_python_from_its_own_interpreter_not_from_path(tmp_path, monkeypatch):
     """report.py --check lists the paper queue through run_all.sh, which runs bench.py. With a
     `python` first on PATH that cannot run anything (as a system python without torch, beside an
-    unactivated venv), the check still lists the queue: the scripts use report.py's interpreter."""
+    unactivated venv), the check still lists the queue: the scripts use report.py's interpreter
+    (here the test's own, sys.executable, with no PYTHON in the environment)."""
+    import bench
     for name in ("python", "python3"):
         (tmp_path / name).write_text("#!/bin/sh\necho 'not this python' >&2; exit 1\n")
         (tmp_path / name).chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
-    env["PATH"] = f"{tmp_path}{os.pathsep}{env['PATH']}"
-    done = subprocess.run([sys.executable, "-c", "import bench; print(bench.queue_price_stale())"],
-                          capture_output=True, text=True, cwd=HERE, env=env, timeout=120)
-    assert done.returncode == 0 and "failed" not in done.stdout, done.stdout + done.stderr[-2000:]
-    assert "not this python" not in done.stdout + done.stderr
+    monkeypatch.delenv("PYTHON")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    said = bench.queue_price_stale()
+    assert not any("failed" in s or "not this python" in s for s in said), said
 
 
 def test_every_record_cited_as_evidence_exists():

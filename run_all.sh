@@ -423,16 +423,17 @@ if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes whe
   $PYTHON bench.py --plan "$JOBLIST" "$OUT" $PRICE  # PER_GPU (env), else bench.py --per-gpu's
   exit 0
 fi
-# what is left to run, claims first; with --minutes also each run's estimated minutes
-$PYTHON bench.py --todo "$JOBLIST" "$OUT" ${MINUTES:+"$JOBLIST.est"} >"$JOBLIST.todo"
-mv "$JOBLIST.todo" "$JOBLIST"
 # ONLY=REGEX (env) keeps the runs whose tag matches, e.g. ONLY='t1/|t3/' runs two tables' runs: a
 # GPU lent by the call (at most 10 minutes each) then takes the list in parts that each finish
+# (before the pricing below, which then prices only these)
 if [ -n "${ONLY:-}" ]; then
   rc=0; grep -E "^($ONLY)" "$JOBLIST" >"$JOBLIST.only" || rc=$?  # 1: no match, 2: a bad regex
   [ $rc -le 1 ] || { echo "run_all.sh: ONLY='$ONLY' is not a regular expression (grep -E)" >&2; exit 2; }
   mv "$JOBLIST.only" "$JOBLIST"
 fi
+# what is left to run, claims first; with --minutes also each run's estimated minutes
+$PYTHON bench.py --todo "$JOBLIST" "$OUT" ${MINUTES:+"$JOBLIST.est"} >"$JOBLIST.todo"
+mv "$JOBLIST.todo" "$JOBLIST"
 [ -n "$LIST" ] && { cat "$JOBLIST"; exit 0; }  # --list: the queue, in order, and nothing else
 
 # --- run them, $JOBS at a time; each job gets a slot number, which picks its GPU -------------------

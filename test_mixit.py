@@ -3479,6 +3479,47 @@ def test_mixit_shipped_block_computes_the_reference_block():
     assert torch.allclose(got, want, atol=1e-5)
 
 
+def test_mixit_shipped_logits_are_the_reference_models():
+    """A 1-layer MixiT with --mixit_shipped, logits against the reference's model written out
+    (REFERENCE_NOTES 1.7; shipped_factors' table): x = wte + wpe; the block as in the test above,
+    with the LM trainer's residual weights s = 0.5, r = sqrt(3/4); logits = c lm_head(norm_f(x)).
+    Head 0 is the reference's sink: 0.5 on the diagonal, 0.5 in column 0 below it, so row 0 is
+    [0.5, 0, ...] (issue 53); heads 1-3 are the model's own draws (their law: another test).
+    Our default sink's row 0, [1, 0, ...], moves the logits: the default model is not this one."""
+    T, C, H = 8, 32, 4
+    cfg = make_config("--variant", "mixit", "--mixit_shipped", "--task", "lm", "--n_embd", str(C),
+                      "--n_head", str(H), "--n_layer", "1", "--block_size", str(T))
+    torch.manual_seed(0)
+    model = mixit.GPT(cfg, vocab_size=256)
+    for p in model.parameters():  # biases too: the reference scales W x + b as a whole
+        torch.nn.init.normal_(p, std=0.1)
+    idx = torch.randint(0, 256, (2, T))
+    c, c_down, s, r = math.sqrt(512 / C), math.sqrt(1 / (4 * C)), 0.5, math.sqrt(0.75)
+    sink = 0.5 * torch.eye(T)
+    sink[1:, 0] = 0.5  # row i > 0: itself and the first token; row 0: 0.5 on itself only
+    block, F = model.blocks[0], torch.nn.functional
+
+    def logits(head0):
+        A = torch.cat([head0[None], block.attn.A[1:]])  # (H, T, T)
+        x = model.wte(idx) + model.wpe(torch.arange(T))  # (B, T, C)
+        v = (c * block.attn.v_proj(block.norm1(x))).view(2, T, H, C // H).transpose(1, 2)
+        h = s * x + r * c * block.attn.o_proj((A @ v).transpose(1, 2).reshape(2, T, C))
+        n2, slope = block.norm2(h), 1 - 1 / math.sqrt(C)
+        g = math.sqrt(2 / (1 + slope ** 2)) * F.leaky_relu(c * block.mlp.gate_proj(n2), slope)
+        h = s * h + r * c_down * block.mlp.down_proj(g * c * block.mlp.up_proj(n2))
+        return c * model.lm_head(model.norm_f(h))  # (B, T, vocab)
+
+    with torch.no_grad():
+        got, want = model(idx), logits(sink)
+        ours = sink.clone()
+        ours[0, 0] = 1.0  # the default sink's row 0
+        assert not torch.allclose(got, logits(ours), atol=1e-3)
+    assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
+    default = mixit.GPT(make_config("--variant", "mixit", "--task", "lm", "--n_embd", str(C),
+                                    "--n_head", str(H), "--n_layer", "1", "--block_size", str(T)), 256)
+    assert default.blocks[0].attn.A[0, 0, 0] == 1.0 and block.attn.A[0, 0, 0] == 0.5
+
+
 def test_mixit_shipped_refuses_a_variant_or_factor_it_would_override():
     for flags in (("--variant", "standard"), ("--variant", "mixit", "--mixit_mult", "2"),
                   ("--variant", "mixit", "--mixit_sink", "false"),

@@ -901,6 +901,8 @@ def run(cfg):
         load_weights(model, cfg.load)
     print("\n".join(settings(cfg, task, device, dtype)))
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
+    if task.corpus_sha256:  # lm: its text's digest; records of two texts never share a cell
+        record["corpus_sha256"] = task.corpus_sha256
     if cfg.mixit_shipped:  # its sink's row 0 as run (0.5; 1 in records before issue 53: stale)
         record["sink_row0"] = model.blocks[0].attn.A[0, 0, 0].item()
     state = load_state(cfg)  # an interrupted run's state, to continue from (--resume)

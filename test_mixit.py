@@ -14,9 +14,9 @@ tasks, training, checkpoints, command line, learning-rate schedule; then report.
 import dataclasses
 import hashlib
 import json
+import lzma
 import math
 import os
-import platform
 import random
 import re
 import shlex
@@ -1587,26 +1587,10 @@ STREAM_SHA256 = {
 }
 
 
-# The lm task's default text is the help text that ships with Python (tasks.load_text), and it
-# changes between Python releases, even patch releases (3.11.2's differs from 3.11.7's). The
-# records were made on 3.11.7; on another Python the lm stream and the LM floor in the committed
-# tables cannot come out the same, so the two tests that read them say so and skip.
-LM_TEXT_SHA256 = "37d06970fc926e60"  # tasks.load_text() on Python 3.11.7
-
-
-def skip_unless_the_records_lm_text():
-    digest = hashlib.sha256(tasks.load_text()).hexdigest()[:16]
-    if digest != LM_TEXT_SHA256:
-        pytest.skip(f"Python {platform.python_version()}'s help text (the lm task's data) is not "
-                    "the one the records were made with (Python 3.11.7)")
-
-
 @pytest.mark.parametrize("name, size", list(STREAM_SHA256))
 def test_test_sets_and_training_batches_are_the_ones_the_records_were_made_with(name, size):
     """Every task's test set and its training batches, with and without --resample, bit for bit
-    what the per-position samplers drew (see STREAM_SHA256)."""
-    if name == "lm":
-        skip_unless_the_records_lm_text()
+    what the per-position samplers drew (see STREAM_SHA256); lm's on any Python (corpus/)."""
     task = tasks.make_task(name, size, n_test=300)
     h = hashlib.sha256()
     for t in task.test:
@@ -1634,12 +1618,75 @@ def test_batches_drawn_many_at_a_time_follow_the_same_rules(name):
         assert len({tuple(r) for r in rows(x.flatten(0, 1))}) > 64  # not one batch eight times
 
 
-def test_stdlib_corpus_is_pythons_own_sources_in_a_fixed_order():
-    """--data stdlib: the standard library's .py sources, many times the default help text,
-    the same bytes on every call."""
-    text = tasks.load_text("stdlib")
-    assert len(text) > 10 * len(tasks.load_text()) and b"def " in text
-    assert tasks.load_text("stdlib") == text
+def test_the_lm_texts_are_the_shipped_ones_whatever_the_python(monkeypatch, tmp_path):
+    """The default text and --data stdlib are corpus/'s bytes (made from Python 3.11.7, the quick
+    records' Python), not this Python's: with another help text and another standard library in
+    place, the texts, the lm task's windows and its record's digest stay the same. A damaged
+    corpus file is refused in one line."""
+    import pydoc_data.topics
+    import sysconfig
+    help_text, stdlib = tasks.load_text(), tasks.load_text("stdlib")
+    assert hashlib.sha256(help_text).hexdigest()[:16] == "37d06970fc926e60"  # 3.11.7's help text
+    assert len(stdlib) > 10 * len(help_text) and b"def " in stdlib
+    before = tasks.make_task("lm", 32, "cpu", 0, 8)
+    monkeypatch.setattr(pydoc_data.topics, "topics", {"another": "Python's help text"})
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: {"stdlib": str(tmp_path)})
+    (tmp_path / "os.py").write_text("another standard library")
+    assert tasks.load_text() == help_text and tasks.load_text("stdlib") == stdlib
+    after = tasks.make_task("lm", 32, "cpu", 0, 8)
+    assert all(torch.equal(a, b) for a, b in zip(before.test, after.test))
+    assert after.corpus_sha256 == before.corpus_sha256 == tasks.CORPORA[""][1]
+    damaged = tmp_path / "corpus"
+    damaged.mkdir()
+    (damaged / "help.txt.xz").write_bytes(lzma.compress(help_text[:-1]))
+    monkeypatch.setattr(tasks, "CORPUS", str(damaged))
+    with pytest.raises(tasks.UsageError, match="not the shipped text"):
+        tasks.load_text()
+
+
+def test_a_cell_never_pools_two_texts_and_reruns_a_record_of_another(tmp_path):
+    """An lm record carries its text's sha256 and a --mixit_shipped one its sink's row 0. A cell
+    keeps the records of one text, the shipped one's where it has any: a record made on another
+    Python's help text (no digest, Python 3.12.3) or an earlier shipped sink (no sink_row0) is
+    stale, shown ° only until the cell has a fresh record, and run_all.sh's queue reruns it.
+    A record of Python 3.11.7 without a digest read the shipped bytes (corpus/README.md)."""
+    import bench
+    import records
+    text = tmp_path / "text.txt"
+    text.write_bytes(b"the quick brown fox jumps over the lazy dog. " * 100)
+    out = tmp_path / "quick.jsonl"
+    run = ("--task", "lm", "--task_size", "16", "--steps", "1", "--eval_size", "8", "--out", str(out))
+    lm = mixit.run(make_config(*run, "--data", str(text), "--tag", "x/file/s0"))
+    assert lm["corpus_sha256"] == hashlib.sha256(text.read_bytes()).hexdigest()
+    mixit.run(make_config(*run, "--variant", "mixit", "--mixit_shipped", "--tag", "x/lm/shipped/s0"))
+    shipped = json.loads(out.read_text().splitlines()[-1])
+    assert shipped["sink_row0"] == 0.5 and shipped["corpus_sha256"] == tasks.CORPORA[""][1]
+    assert not records.stale(shipped)
+
+    def rec(tag, final, python="3.11.7", **extra):
+        return {"config": {**shipped["config"], "tag": tag, "mixit_shipped": "shipped" in tag},
+                "final": {"loss": final},
+                "history": [], "python": python, **extra}
+    sha = tasks.CORPORA[""][1]
+    with open(out, "w") as f:
+        for r in (rec("t2/lm/standard/s0", 2.0, "3.12.3"), rec("t2/lm/standard/s1", 1.0, corpus_sha256=sha),
+                  rec("t2/lm/mixit/s0", 3.0, "3.12.3"), rec("t2/lm/mixit/s1", 3.0, "3.12.1"),
+                  rec("t2/lm/random/s0", 4.0), rec("t2/lm/random/s1", 5.0, corpus_sha256=sha),
+                  rec("x/lm/shipped/s0", 6.0, corpus_sha256=sha, sink_row0=1.0)):
+            f.write(json.dumps(r) + "\n")
+    cells = records.load(str(out))
+    assert [r["final"]["loss"] for r in cells["t2/lm/standard"]] == [1.0]  # the fresh one only
+    assert records.entry(cells, "t2/lm/standard", "loss") == "1.000 (n=1)"
+    assert [r["final"]["loss"] for r in cells["t2/lm/mixit"]] == [3.0]  # two Pythons: not pooled
+    assert records.entry(cells, "t2/lm/mixit", "loss") == "3.000 (n=1) °"
+    assert records.entry(cells, "t2/lm/random", "loss") == "4.500 ± 0.707 (n=2)"  # 3.11.7: shipped
+    assert records.entry(cells, "x/lm/shipped", "loss") == "6.000 (n=1) °"  # the sink's old row
+    jobs = tmp_path / "jobs.txt"
+    line = " ".join(a for a in run if a != str(out) and a != "--out")
+    jobs.write_text(f"t2/lm/random/s1 {line}\nt2/lm/mixit/s1 {line}\n"
+                    f"x/lm/shipped/s0 {line} --variant mixit --mixit_shipped\n")
+    assert sorted(j.split()[0] for j in bench.todo(str(jobs), str(out))) == ["t2/lm/mixit/s1",
+                                                                             "x/lm/shipped/s0"]
 
 
 def test_qk_init_std_changes_only_the_query_and_key_weights():
@@ -2039,7 +2086,6 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
 def test_the_committed_readme_and_findings_match_the_records():
     """The freshness check on the repository itself: every rendered table and every marked number
     in README.md, results/FINDINGS.md and results/tables_*.md is what the records give."""
-    skip_unless_the_records_lm_text()  # the LM floor is computed from this Python's help text
     done = subprocess.run([sys.executable, "report.py", "--check"], capture_output=True, text=True,
                           cwd=HERE, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

@@ -74,13 +74,6 @@ def cell_of(tag):
     return re.sub(r"/s\d+$", "", tag)
 
 
-def current(records):
-    """The records that count: a rerun (run_all.sh reruns a cell whose recipe changed)
-    supersedes its earlier record; benchmarks keep every record (one per machine)."""
-    latest = {r["config"]["tag"]: r for r in records if "history" in r}
-    return [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
-
-
 def corpus_of(r):
     """The text an lm record trained on: its corpus_sha256 (records since issue 53), else what
     its Python gave. The quick records were made on Python 3.11.7, whose help text and stdlib are
@@ -106,19 +99,35 @@ def stale(r):
     return c.get("task") == "lm" and shipped is not None and corpus_of(r) != shipped[1]
 
 
+def one_recipe(runs):
+    """The records of one cell that it pools: never a stale record with a fresh one (the stale
+    ones count, marked °, only until a rerun gives the cell a fresh record), never two texts
+    (lm: the text of its newest record)."""
+    runs = [r for r in runs if not stale(r)] or runs
+    corpus = corpus_of(runs[-1]) if runs[-1]["config"].get("task") == "lm" else None
+    return [r for r in runs if corpus is None or corpus_of(r) == corpus]
+
+
+def current(records):
+    """The records that count, in file order: a rerun (run_all.sh reruns a cell whose recipe
+    changed) supersedes its earlier record; benchmarks keep every record (one per machine); and
+    a cell keeps the records it may pool (one_recipe)."""
+    latest = {r["config"]["tag"]: r for r in records if "history" in r}
+    runs = [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
+    cells = collections.defaultdict(list)
+    for r in runs:
+        cells[cell_of(r["config"]["tag"])].append(r)
+    kept = {id(r) for cell in cells.values() for r in one_recipe(cell)}
+    return [r for r in runs if id(r) in kept]
+
+
 def load(path, earlier=()):
     """{cell: its records} of a results file; earlier: the tags to mark superseded (above), as
-    are stale records (stale). A cell never pools two corpora or a stale record with a fresh one:
-    it keeps the fresh records, and of those the corpus of its newest (the stale ones show, °,
-    until a rerun gives the cell a fresh record)."""
+    are stale records (stale)."""
     cells = collections.defaultdict(list)
     for r in current(read_records(path)):
         r["superseded"] = r["config"]["tag"] in earlier or stale(r)
         cells[cell_of(r["config"]["tag"])].append(r)
-    for cell, runs in cells.items():
-        runs = [r for r in runs if not stale(r)] or runs
-        corpus = corpus_of(runs[-1]) if runs[-1]["config"].get("task") == "lm" else None
-        cells[cell] = [r for r in runs if corpus is None or corpus_of(r) == corpus]
     # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
     # run the same configuration twice, so those cells borrow them.
     for v in ("mixit", "random"):

@@ -1622,7 +1622,7 @@ def test_the_lm_texts_are_the_shipped_ones_whatever_the_python(monkeypatch, tmp_
     """The default text and --data stdlib are corpus/'s bytes (made from Python 3.11.7, the quick
     records' Python), not this Python's: with another help text and another standard library in
     place, the texts, the lm task's windows and its record's digest stay the same. A damaged
-    corpus file is refused in one line."""
+    corpus file, or a missing one, is refused in one line."""
     import pydoc_data.topics
     import sysconfig
     help_text, stdlib = tasks.load_text(), tasks.load_text("stdlib")
@@ -1640,8 +1640,11 @@ def test_the_lm_texts_are_the_shipped_ones_whatever_the_python(monkeypatch, tmp_
     damaged.mkdir()
     (damaged / "help.txt.xz").write_bytes(lzma.compress(help_text[:-1]))
     monkeypatch.setattr(tasks, "CORPUS", str(damaged))
-    with pytest.raises(tasks.UsageError, match="not the shipped text"):
-        tasks.load_text()
+    (damaged / "stdlib.txt.xz").write_bytes(b"not xz")
+    for data in ("stdlib", "stdlib", ""):  # not xz, then missing, then another text
+        with pytest.raises(tasks.UsageError, match="missing or not the shipped text"):
+            tasks.load_text(data)
+        (damaged / "stdlib.txt.xz").unlink(missing_ok=True)
 
 
 def test_a_cell_never_pools_two_texts_and_reruns_a_record_of_another(tmp_path):

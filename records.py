@@ -84,7 +84,9 @@ def corpus_of(r):
         return r["corpus_sha256"]
     if data not in tasks.CORPORA:
         return data  # a file of the user's, by its path
-    return tasks.CORPORA[data][1] if r.get("python") == "3.11.7" else f"{data} of {r.get('python')}"
+    if r.get("python") == "3.11.7":
+        return tasks.CORPORA[data][1]
+    return f"Python {r.get('python')}'s {data or 'help'} text"
 
 
 def stale(r):

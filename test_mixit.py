@@ -3569,6 +3569,24 @@ def test_mixit_shipped_logits_are_the_reference_models():
     assert default.blocks[0].attn.A[0, 0, 0] == 1.0 and block.attn.A[0, 0, 0] == 0.5
 
 
+def test_a_shipped_run_of_the_old_sink_row_is_rerun_and_still_citable(tmp_path, monkeypatch):
+    """A --mixit_shipped record without sink_row0 ran the sink's old row 0 (before issue 53): its
+    rerun supersedes it in the tables and in the marked numbers, and FINDINGS can still cite it
+    by the record field, [sink_row0=None], beside the rerun's [sink_row0=0.5]."""
+    import report
+    monkeypatch.chdir(tmp_path)
+    os.makedirs("results")
+    with open("results/quick.jsonl", "w") as f:
+        for acc, row in ((0.25, {}), (0.75, {"sink_row0": 0.5})):
+            f.write(json.dumps({"config": {"tag": "t3/add/mixit-shipped/s0", "mixit_shipped": True},
+                                "final": {"acc": acc}, "history": [], **row}) + "\n")
+    m = lambda spec: f"<!--= {spec} -->?<!--/-->"  # noqa: E731
+    doc = " ".join(m(f"quick t3/add/mixit-shipped{c} acc") for c in ("", "[sink_row0=None]",
+                                                                     "[sink_row0=0.5]"))
+    out = report.fill_numbers(doc, "FINDINGS.md")
+    assert [x.group(2) for x in report.NUMBER.finditer(out)] == ["75.0", "25.0", "75.0"]
+
+
 def test_mixit_shipped_refuses_a_variant_or_factor_it_would_override():
     for flags in (("--variant", "standard"), ("--variant", "mixit", "--mixit_mult", "2"),
                   ("--variant", "mixit", "--mixit_sink", "false"),

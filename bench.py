@@ -40,7 +40,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # (the op counter of
 import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
-from records import NAMES, pct, read_records, stat, table
+from records import NAMES, pct, read_records, stale, stat, table
 from runtime import BatchPool, append_record, compiled, data_pool, environment, pick_device
 
 # -----------------------------------------------------------------------------
@@ -573,11 +573,13 @@ RECIPE_FREE = ("out", "tag", "save", "resume", "examples", "log_interval", "devi
 
 def same_recipe(record, cfg, given=None):
     """Did this record run the recipe of cfg? Compared on the flags its job line gives (all of
-    cfg's if given is None); a record older than a flag has that flag's default."""
+    cfg's if given is None); a record older than a flag has that flag's default, and a stale
+    record (records.stale: the same flags, another recipe) runs none."""
     keys = given if given is not None else [f.name for f in dataclasses.fields(cfg)
                                              if f.name not in ("block_size",)]
-    return all(record["config"].get(k, getattr(mixit.Config, k)) == getattr(cfg, k)
-               for k in keys if k not in RECIPE_FREE)
+    return not stale(record) and all(
+        record["config"].get(k, getattr(mixit.Config, k)) == getattr(cfg, k)
+        for k in keys if k not in RECIPE_FREE)
 
 
 # Claim 6 at the reference's init first (issue 48): Random with Q and K at 0.02 is the one

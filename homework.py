@@ -63,7 +63,7 @@ SOURCES = ["mixit.py", "tasks.py"]  # the files whose parts can be handed out: t
 # what the grading folder takes from the kit: what test_mixit.py imports, besides the sources
 GRADER_FILES = ["runtime.py", TEST_FILE]
 # what a student receives besides the blanked sources and the README written here
-HANDOUT_FILES = ["runtime.py", PUBLIC_TESTS, "requirements.txt"]
+HANDOUT_FILES = ["runtime.py", PUBLIC_TESTS, "requirements.txt", "corpus"]  # corpus/: lm's texts
 GRADE_TIMEOUT_S = 600  # an endless loop in a student's code must not hang the grader
 
 # part: (points, the exercises it prepares, the tests that grade it). Each test is a full node
@@ -379,7 +379,8 @@ def handout(dest, parts=None, kit=HERE):
         with open(os.path.join(dest, name), "w", encoding="utf-8") as f:
             f.write(blank(read(kit, name), mine))
     for name in HANDOUT_FILES:
-        shutil.copyfile(os.path.join(kit, name), os.path.join(dest, name))
+        src, dst = os.path.join(kit, name), os.path.join(dest, name)
+        shutil.copytree(src, dst) if os.path.isdir(src) else shutil.copyfile(src, dst)
     with open(os.path.join(dest, "README.md"), "w", encoding="utf-8") as f:
         f.write(readme(parts, kit))
     return parts

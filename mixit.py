@@ -152,8 +152,8 @@ def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
     (Z is 0 outside S_i: above the diagonal, when causal.) A is the same for every input: it
     mixes tokens by position only. Entries can be negative. With `sink`, head 0 instead
     averages each token with the first one, as the reference code does: A_0[i, i] = A_0[i, 0]
-    = 0.5 for i > 0, and row 0 is [1, 0, ...] so that it too sums to 1. Without it head 0 is
-    drawn like the others.
+    = 0.5 for i > 0, and row 0 is [1, 0, ...] so that it too sums to 1 (the reference's is
+    [0.5, 0, ...]: --mixit_shipped, MixingAttention). Without it head 0 is drawn like the others.
     The reference's bidirectional matrix (Yelp) centres row i by the full row's sum over i+1,
     the causal count: its rows sum to 1 + (1 - T/(i+1)) sum_j Z_ij. A bug we do not copy.
 
@@ -185,10 +185,11 @@ def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
 #   skip, res  the residual h <- skip h + res f(h)     sqrt(1/2), sqrt(1/2)  (depth.py, hdmemorize,
 #              (skip_scaling)                          0.5, sqrt(3/4) = 0.866 (trainer.py, the LM)
 #
-# and head 0 of every block is the sink (--mixit_sink, on by default here too). By default our
-# MixiT keeps only the sink and the sqrt(1/2) residual: the multipliers are 1 (ours is written
-# for any width; at 512 the reference's mult is 1 too), and `down` looks like an accident of the
-# reference (base_intermediate_size unset), but the paper's MixiT numbers were made with it
+# and head 0 of every block is the sink (--mixit_sink, on by default here too; as shipped, its
+# row 0 is [0.5, 0, ...], ours [1, 0, ...]: MixingAttention). By default our MixiT keeps only
+# the sink and the sqrt(1/2) residual: the multipliers are 1 (ours is written for any width;
+# at 512 the reference's mult is 1 too), and `down` looks like an accident of the reference
+# (base_intermediate_size unset), but the paper's MixiT numbers were made with it
 # (FINDINGS, "Recipe differences from the reference code"). Under AdamW a fixed factor c on a
 # layer's output changes that layer's effect on the function c times faster or slower.
 def shipped_factors(cfg):
@@ -215,8 +216,11 @@ class MixingAttention(nn.Module):
         self.v_proj = nn.Linear(C, C)
         self.o_proj = nn.Linear(C, C)
         self.mult = shipped_factors(cfg)[0]
-        self.register_buffer("A", mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head,
-                                                  gen, cfg.mixit_sink, cfg.causal))  # (H, T, T)
+        A = mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head, gen, cfg.mixit_sink,
+                            cfg.causal)  # (H, T, T)
+        if cfg.mixit_shipped:  # the reference's sink row 0 is [0.5, 0, ...]: it sums to 0.5
+            A[0, 0, 0] = 0.5
+        self.register_buffer("A", A)
 
     def forward(self, x, return_att=False, keep=None):
         """MixiT's attention: y_h = A_h V_h per head, with A_h = self.A[h, :T, :T], then o_proj.
@@ -680,8 +684,8 @@ class Config:
                                 "first token), as in the reference code")
     mixit_shipped: bool = _f(False, "MixiT as the reference ships it: v, o, gate, up and the head "
                                     "times sqrt(512/d) (classify: sqrt(1/d)), down_proj times "
-                                    "sqrt(1/(4d)), the sink head, and for lm the residual "
-                                    "0.5 x + 0.866 f(x) (mixit.py, shipped_factors)")
+                                    "sqrt(1/(4d)), the sink head with row 0 [0.5, 0, ...], and "
+                                    "for lm the residual 0.5 x + 0.866 f(x) (mixit.py, shipped_factors)")
     # training
     steps: int = _f(1500, "optimizer steps (0: only evaluate, e.g. a --load'ed checkpoint)")
     batch_size: int = _f(128, "sequences per step")
@@ -849,6 +853,10 @@ def run(cfg):
         load_weights(model, cfg.load)
     print("\n".join(settings(cfg, task, device, dtype)))
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
+    if task.corpus_sha256:  # lm: its text's digest; records of two texts never share a cell
+        record["corpus_sha256"] = task.corpus_sha256
+    if cfg.mixit_shipped:  # its sink's row 0 as run (0.5; 1 in records before issue 53: stale)
+        record["sink_row0"] = model.blocks[0].attn.A[0, 0, 0].item()
     state = load_state(cfg)  # an interrupted run's state, to continue from (--resume)
     with catch_signals():  # a signal now saves the training state instead of losing it (train)
         history = train(cfg, task, model, device, dtype, record, t0, state)

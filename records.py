@@ -74,18 +74,61 @@ def cell_of(tag):
     return re.sub(r"/s\d+$", "", tag)
 
 
+def corpus_of(r):
+    """The text an lm record trained on: its corpus_sha256 (records since issue 53), else what
+    its Python gave. The quick records were made on Python 3.11.7, whose help text and stdlib are
+    the very bytes tasks.py ships (corpus/README.md), so theirs is the shipped digest; any other
+    Python's text is named by its version (the help text changes even between patch releases)."""
+    data = r["config"].get("data", "")
+    if "corpus_sha256" in r:
+        return r["corpus_sha256"]
+    if data not in tasks.CORPORA:
+        return data  # a file of the user's, by its path
+    if r.get("python") == "3.11.7":
+        return tasks.CORPORA[data][1]
+    return f"Python {r.get('python')}'s {data or 'help'} text"
+
+
+def stale(r):
+    """Did a record run a recipe that has changed under the same flags? run_all.sh reruns it
+    (bench.py, same_recipe) and report.py marks it ° until then: a --mixit_shipped run before its
+    sink's row 0 was the reference's (sink_row0, issue 53), an lm run on a text other than the
+    shipped one (corpus_of)."""
+    c = r["config"]
+    if c.get("mixit_shipped") and r.get("sink_row0") != 0.5:
+        return True
+    shipped = tasks.CORPORA.get(c.get("data", ""))  # (file, digest), None for a file of the user's
+    return c.get("task") == "lm" and shipped is not None and corpus_of(r) != shipped[1]
+
+
+def one_recipe(runs):
+    """The records of one cell that it pools: never a stale record with a fresh one (the stale
+    ones count, marked °, only until a rerun gives the cell a fresh record), never two texts
+    (lm: the text of its newest record)."""
+    runs = [r for r in runs if not stale(r)] or runs
+    corpus = corpus_of(runs[-1]) if runs[-1]["config"].get("task") == "lm" else None
+    return [r for r in runs if corpus is None or corpus_of(r) == corpus]
+
+
 def current(records):
-    """The records that count: a rerun (run_all.sh reruns a cell whose recipe changed)
-    supersedes its earlier record; benchmarks keep every record (one per machine)."""
+    """The records that count, in file order: a rerun (run_all.sh reruns a cell whose recipe
+    changed) supersedes its earlier record; benchmarks keep every record (one per machine); and
+    a cell keeps the records it may pool (one_recipe)."""
     latest = {r["config"]["tag"]: r for r in records if "history" in r}
-    return [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
+    runs = [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
+    cells = collections.defaultdict(list)
+    for r in runs:
+        cells[cell_of(r["config"]["tag"])].append(r)
+    kept = {id(r) for cell in cells.values() for r in one_recipe(cell)}
+    return [r for r in runs if id(r) in kept]
 
 
 def load(path, earlier=()):
-    """{cell: its records} of a results file; earlier: the tags to mark superseded (above)."""
+    """{cell: its records} of a results file; earlier: the tags to mark superseded (above), as
+    are stale records (stale)."""
     cells = collections.defaultdict(list)
     for r in current(read_records(path)):
-        r["superseded"] = r["config"]["tag"] in earlier
+        r["superseded"] = r["config"]["tag"] in earlier or stale(r)
         cells[cell_of(r["config"]["tag"])].append(r)
     # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
     # run the same configuration twice, so those cells borrow them.

@@ -799,8 +799,9 @@ def render_studies(cells):
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
 # (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
-# [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config has those values, superseded runs
-# too: the way to cite a run of an earlier recipe, e.g. t6/add/mixit-L2[lr=1e-3&n_head=64]); KEY a
+# [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,
+# superseded runs too: the way to cite a run of an earlier recipe, e.g.
+# t6/add/mixit-L2[lr=1e-3&n_head=64], or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
 # number of the record's `final`, of the record itself, of its `profile` or `pack` (bench.py
 # --profile, --pack) or of its config (acc, loss,
 # bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
@@ -866,7 +867,7 @@ def number(spec, records_of):
         runs = [r for r in records_of(name, every=bool(conds)) if any(
             fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(
                 cell_of(r["config"]["tag"]), p) for p in pattern.split(","))
-            and all(same_value(r["config"].get(k), v) for k, v in conds)]
+            and all(same_value(r["config"].get(k, r.get(k)), v) for k, v in conds)]
         if not runs:
             raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
         return runs

@@ -184,7 +184,7 @@ else
   NEEDLE_SIZES="5 10 20 30"
   # memorize-512: the reference's hdmemorize (batch 32768, lr 5e-3, wd 1e-4, warm-up 500), to its plateau: at most a point gained over the last 3000 steps (20% of the 15000); at 3600 steps Standard still gained 4 points in its last 600 (t4/memorize/standard/s0)
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 15000 --lr 5e-3 --weight_decay 1e-4 --warmup 500 --eval_interval 500 --task_size 512 --patience 3000 --min_delta 0.01 --min_steps 6000"
-  # lm: the standard library's sources (--data stdlib, 11 MB on Python 3.11) instead of the 466 KB help text, which 2000 steps passed over 70 times (overfit after step 250, t2/lm/*/s0): 1800 steps of 64 x 256 bytes pass over it about 3 times; the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
+  # lm: the standard library's sources (--data stdlib: 11 MB, shipped in corpus/) instead of the 466 KB help text, which 2000 steps passed over 70 times (overfit after step 250, t2/lm/*/s0): 1800 steps of 64 x 256 bytes pass over it about 3 times; the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
   # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4. At 10000 steps each head count still climbed step by step (t5/add/heads*/s0);
   # at lr 1e-3 64 heads at 2 layers climb in stairs to 51% by step 13200 and stay there to 20000 (t6/add/mixit-L2/s0), and at width 256

@@ -35,10 +35,11 @@ Tasks (`python mixit.py --task NAME`; `--task_size` sets the size in brackets):
 """
 
 import csv
+import hashlib
+import lzma
 import math
 import os
 import re
-import sysconfig
 import zlib
 from dataclasses import dataclass
 from functools import partial
@@ -66,6 +67,7 @@ class Task:
     sample: Optional[Callable] = None  # (B, generator) -> (x, y, mask): a fresh batch
     train: Optional[tuple] = None  # or a finite training set (x, y, mask) to draw rows from
     capacity_bits: float = 0.0  # memorize only: information in the table, n^2 log2(n) bits
+    corpus_sha256: str = ""  # lm only: the sha256 of its text, which its records carry
     note: str = ""  # one line describing the format, printed at startup
 
     hash_split: bool = True  # sampled tasks: rows with hash = 0 mod 5 are the test side (lm: no)
@@ -583,28 +585,33 @@ def make_hop(hops, device, data_seed, n_test):
 # Language modelling
 
 
-def stdlib_text():
-    """Python's standard library sources (.py, without its tests, IDLE and demos) in path order:
-    about 11 MB on Python 3.11 (its size differs between versions; records name the Python)."""
-    skip = {"test", "tests", "idlelib", "site-packages", "dist-packages", "__pycache__",
-            "lib2to3", "turtledemo", "ensurepip"}
-    parts = []
-    for folder, dirs, files in os.walk(sysconfig.get_paths()["stdlib"]):
-        dirs[:] = sorted(d for d in dirs if d not in skip)  # a fixed walk order
-        for name in sorted(f for f in files if f.endswith(".py")):
-            with open(os.path.join(folder, name), "rb") as f:
-                parts.append(f.read())
-    return b"".join(parts)
+# The two texts that ship with Python change between its versions, even between patch releases
+# (3.11.2's help text is not 3.11.7's): the repository ships them instead, made once from Python
+# 3.11.7 (the quick records' Python) and compressed with lzma. corpus/README.md says how they were
+# made and how to remake them; each is checked against its digest here when it is read.
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+CORPORA = {  # --data: (file in corpus/, sha256 of its text)
+    # Python's English help text (pydoc_data.topics), 466 KB: the default
+    "": ("help.txt.xz", "37d06970fc926e60c16dff401e441b84752446a36b6b64516c229fdec77e992c"),
+    # the standard library's .py sources in path order (no tests, IDLE, demos), 11 MB
+    "stdlib": ("stdlib.txt.xz", "aa3ccdbb30507bb507a0fecedd6de4860dbe905671a20c548a91c13b290947a2"),
+}
 
 
 def load_text(path=""):
-    """The bytes of a text file; by default the help text that ships with every Python, and
-    with path 'stdlib' the standard library's sources (a file of that name: ./stdlib)."""
-    if not path:
-        from pydoc_data.topics import topics  # ~465 KB of English docs: always there, no download
-        return "".join(topics[k] for k in sorted(topics)).encode("utf-8")
-    if path == "stdlib":  # 25x the help text: a paper-scale model passes over it a few times
-        return stdlib_text()
+    """The bytes of a text file; by default Python's help text, and with path 'stdlib' the
+    standard library's sources, both as shipped in corpus/ (the same bytes on every Python)."""
+    if path in CORPORA:
+        name, digest = CORPORA[path]
+        try:
+            with open(os.path.join(CORPUS, name), "rb") as f:
+                data = lzma.decompress(f.read())
+        except (OSError, lzma.LZMAError):
+            data = b""
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise UsageError(f"lm: corpus/{name} is missing or not the shipped text (its sha256 "
+                             "differs): `git checkout corpus/` restores it")
+        return data
     if not os.path.isfile(path):
         raise UsageError(f"lm: data file not found: {path}")
     with open(path, "rb") as f:
@@ -628,7 +635,8 @@ def make_lm(context, device, data_seed, n_test, path=""):
     non-overlapping windows of the validation part. Loss is in nats per byte; bits per byte
     = loss / ln 2.
     """
-    data = torch.frombuffer(bytearray(load_text(path)), dtype=torch.uint8).long().to(device)
+    text = load_text(path)
+    data = torch.frombuffer(bytearray(text), dtype=torch.uint8).long().to(device)
     n_val = len(data) // 10
     train, val = data[:-n_val], data[-n_val:]
     if len(val) < context + 1 or len(train) < context + 1:
@@ -645,9 +653,10 @@ def make_lm(context, device, data_seed, n_test, path=""):
     itos = [chr(i) if 32 <= i < 127 else f"\\x{i:02x}" for i in range(256)]
     task = Task("lm", context, vocab_size=256, block_size=context, itos=itos,
                 test=(windows[:, :-1], windows[:, 1:], torch.ones_like(windows[:, 1:], dtype=torch.bool)),
-                sample=sample_lm, note=f"{path or 'pydoc_data.topics'}: {len(train)} train / "
+                sample=sample_lm, note=f"{path or 'Python help text'}: {len(train)} train / "
                 f"{len(val)} validation bytes")
     task.hash_split = False  # train and validation are split by position in the file instead
+    task.corpus_sha256 = hashlib.sha256(text).hexdigest()  # the record's: cells never mix texts
     return task
 
 

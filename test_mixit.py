@@ -16,9 +16,9 @@ import dataclasses
 import hashlib
 import io
 import json
+import lzma
 import math
 import os
-import platform
 import random
 import re
 import shlex
@@ -1643,26 +1643,10 @@ STREAM_SHA256 = {
 }
 
 
-# The lm task's default text is the help text that ships with Python (tasks.load_text), and it
-# changes between Python releases, even patch releases (3.11.2's differs from 3.11.7's). The
-# records were made on 3.11.7; on another Python the lm stream and the LM floor in the committed
-# tables cannot come out the same, so the two tests that read them say so and skip.
-LM_TEXT_SHA256 = "37d06970fc926e60"  # tasks.load_text() on Python 3.11.7
-
-
-def skip_unless_the_records_lm_text():
-    digest = hashlib.sha256(tasks.load_text()).hexdigest()[:16]
-    if digest != LM_TEXT_SHA256:
-        pytest.skip(f"Python {platform.python_version()}'s help text (the lm task's data) is not "
-                    "the one the records were made with (Python 3.11.7)")
-
-
 @pytest.mark.parametrize("name, size", list(STREAM_SHA256))
 def test_test_sets_and_training_batches_are_the_ones_the_records_were_made_with(name, size):
     """Every task's test set and its training batches, with and without --resample, bit for bit
-    what the per-position samplers drew (see STREAM_SHA256)."""
-    if name == "lm":
-        skip_unless_the_records_lm_text()
+    what the per-position samplers drew (see STREAM_SHA256); lm's on any Python (corpus/)."""
     task = tasks.make_task(name, size, n_test=300)
     h = hashlib.sha256()
     for t in task.test:
@@ -1690,12 +1674,78 @@ def test_batches_drawn_many_at_a_time_follow_the_same_rules(name):
         assert len({tuple(r) for r in rows(x.flatten(0, 1))}) > 64  # not one batch eight times
 
 
-def test_stdlib_corpus_is_pythons_own_sources_in_a_fixed_order():
-    """--data stdlib: the standard library's .py sources, many times the default help text,
-    the same bytes on every call."""
-    text = tasks.load_text("stdlib")
-    assert len(text) > 10 * len(tasks.load_text()) and b"def " in text
-    assert tasks.load_text("stdlib") == text
+def test_the_lm_texts_are_the_shipped_ones_whatever_the_python(monkeypatch, tmp_path):
+    """The default text and --data stdlib are corpus/'s bytes (made from Python 3.11.7, the quick
+    records' Python), not this Python's: with another help text and another standard library in
+    place, the texts, the lm task's windows and its record's digest stay the same. A damaged
+    corpus file, or a missing one, is refused in one line."""
+    import pydoc_data.topics
+    import sysconfig
+    help_text, stdlib = tasks.load_text(), tasks.load_text("stdlib")
+    assert hashlib.sha256(help_text).hexdigest()[:16] == "37d06970fc926e60"  # 3.11.7's help text
+    assert len(stdlib) > 10 * len(help_text) and b"def " in stdlib
+    before = tasks.make_task("lm", 32, "cpu", 0, 8)
+    monkeypatch.setattr(pydoc_data.topics, "topics", {"another": "Python's help text"})
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: {"stdlib": str(tmp_path)})
+    (tmp_path / "os.py").write_text("another standard library")
+    assert tasks.load_text() == help_text and tasks.load_text("stdlib") == stdlib
+    after = tasks.make_task("lm", 32, "cpu", 0, 8)
+    assert all(torch.equal(a, b) for a, b in zip(before.test, after.test))
+    assert after.corpus_sha256 == before.corpus_sha256 == tasks.CORPORA[""][1]
+    damaged = tmp_path / "corpus"
+    damaged.mkdir()
+    (damaged / "help.txt.xz").write_bytes(lzma.compress(help_text[:-1]))
+    monkeypatch.setattr(tasks, "CORPUS", str(damaged))
+    (damaged / "stdlib.txt.xz").write_bytes(b"not xz")
+    for data in ("stdlib", "stdlib", ""):  # not xz, then missing, then another text
+        with pytest.raises(tasks.UsageError, match="missing or not the shipped text"):
+            tasks.load_text(data)
+        (damaged / "stdlib.txt.xz").unlink(missing_ok=True)
+
+
+def test_a_cell_never_pools_two_texts_and_reruns_a_record_of_another(tmp_path):
+    """An lm record carries its text's sha256 and a --mixit_shipped one its sink's row 0. A cell
+    keeps the records of one text, the shipped one's where it has any: a record made on another
+    Python's help text (no digest, Python 3.12.3) or an earlier shipped sink (no sink_row0) is
+    stale, shown ° only until the cell has a fresh record, and run_all.sh's queue reruns it.
+    A record of Python 3.11.7 without a digest read the shipped bytes (corpus/README.md)."""
+    import bench
+    import records
+    text = tmp_path / "text.txt"
+    text.write_bytes(b"the quick brown fox jumps over the lazy dog. " * 100)
+    out = tmp_path / "quick.jsonl"
+    run = ("--task", "lm", "--task_size", "16", "--steps", "1", "--eval_size", "8", "--out", str(out))
+    lm = mixit.run(make_config(*run, "--data", str(text), "--tag", "x/file/s0"))
+    assert lm["corpus_sha256"] == hashlib.sha256(text.read_bytes()).hexdigest()
+    mixit.run(make_config(*run, "--variant", "mixit", "--mixit_shipped", "--tag", "x/lm/shipped/s0"))
+    shipped = json.loads(out.read_text().splitlines()[-1])
+    assert shipped["sink_row0"] == 0.5 and shipped["corpus_sha256"] == tasks.CORPORA[""][1]
+    assert not records.stale(shipped)
+
+    def rec(tag, final, python="3.11.7", **extra):
+        return {"config": {**shipped["config"], "tag": tag, "mixit_shipped": "shipped" in tag},
+                "final": {"loss": final},
+                "history": [], "python": python, **extra}
+    sha = tasks.CORPORA[""][1]
+    with open(out, "w") as f:
+        for r in (rec("t2/lm/standard/s0", 2.0, "3.12.3"), rec("t2/lm/standard/s1", 1.0, corpus_sha256=sha),
+                  rec("t2/lm/mixit/s0", 3.0, "3.12.3"), rec("t2/lm/mixit/s1", 3.0, "3.12.1"),
+                  rec("t2/lm/random/s0", 4.0), rec("t2/lm/random/s1", 5.0, corpus_sha256=sha),
+                  rec("x/lm/shipped/s0", 6.0, corpus_sha256=sha, sink_row0=1.0)):
+            f.write(json.dumps(r) + "\n")
+    cells = records.load(str(out))
+    assert [r["final"]["loss"] for r in cells["t2/lm/standard"]] == [1.0]  # the fresh one only
+    assert records.entry(cells, "t2/lm/standard", "loss") == "1.000 (n=1)"
+    assert [r["final"]["loss"] for r in cells["t2/lm/mixit"]] == [3.0]  # two Pythons: not pooled
+    assert records.entry(cells, "t2/lm/mixit", "loss") == "3.000 (n=1) °"
+    assert records.entry(cells, "t2/lm/random", "loss") == "4.500 ± 0.707 (n=2)"  # 3.11.7: shipped
+    assert records.entry(cells, "x/lm/shipped", "loss") == "6.000 (n=1) °"  # the sink's old row
+    jobs = tmp_path / "jobs.txt"
+    line = " ".join(a for a in run if a != str(out) and a != "--out")
+    jobs.write_text(f"t2/lm/random/s1 {line}\nt2/lm/mixit/s1 {line}\n"
+                    f"x/lm/shipped/s0 {line} --variant mixit --mixit_shipped\n")
+    assert sorted(j.split()[0] for j in bench.todo(str(jobs), str(out))) == ["t2/lm/mixit/s1",
+                                                                             "x/lm/shipped/s0"]
 
 
 def test_qk_init_std_changes_only_the_query_and_key_weights():
@@ -2100,7 +2150,6 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
 def test_the_committed_readme_and_findings_match_the_records():
     """The freshness check on the repository itself: every rendered table and every marked number
     in README.md, results/FINDINGS.md and results/tables_*.md is what the records give."""
-    skip_unless_the_records_lm_text()  # the LM floor is computed from this Python's help text
     done = subprocess.run([sys.executable, "report.py", "--check"], capture_output=True, text=True,
                           cwd=HERE, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
@@ -3600,6 +3649,65 @@ def test_mixit_shipped_block_computes_the_reference_block():
         off.load_state_dict(block.state_dict())
         assert not torch.allclose(off(x)[0], want, atol=1e-3)
     assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_mixit_shipped_logits_are_the_reference_models():
+    """A 1-layer MixiT with --mixit_shipped, logits against the reference's model written out
+    (REFERENCE_NOTES 1.7; shipped_factors' table): x = wte + wpe; the block as in the test above,
+    with the LM trainer's residual weights s = 0.5, r = sqrt(3/4); logits = c lm_head(norm_f(x)).
+    Head 0 is the reference's sink: 0.5 on the diagonal, 0.5 in column 0 below it, so row 0 is
+    [0.5, 0, ...] (issue 53); heads 1-3 are the model's own draws (their law: another test).
+    Our default sink's row 0, [1, 0, ...], moves the logits: the default model is not this one."""
+    T, C, H = 8, 32, 4
+    cfg = make_config("--variant", "mixit", "--mixit_shipped", "--task", "lm", "--n_embd", str(C),
+                      "--n_head", str(H), "--n_layer", "1", "--block_size", str(T))
+    torch.manual_seed(0)
+    model = mixit.GPT(cfg, vocab_size=256)
+    for p in model.parameters():  # biases too: the reference scales W x + b as a whole
+        torch.nn.init.normal_(p, std=0.1)
+    idx = torch.randint(0, 256, (2, T))
+    c, c_down, s, r = math.sqrt(512 / C), math.sqrt(1 / (4 * C)), 0.5, math.sqrt(0.75)
+    sink = 0.5 * torch.eye(T)
+    sink[1:, 0] = 0.5  # row i > 0: itself and the first token; row 0: 0.5 on itself only
+    block, F = model.blocks[0], torch.nn.functional
+
+    def logits(head0):
+        A = torch.cat([head0[None], block.attn.A[1:]])  # (H, T, T)
+        x = model.wte(idx) + model.wpe(torch.arange(T))  # (B, T, C)
+        v = (c * block.attn.v_proj(block.norm1(x))).view(2, T, H, C // H).transpose(1, 2)
+        h = s * x + r * c * block.attn.o_proj((A @ v).transpose(1, 2).reshape(2, T, C))
+        n2, slope = block.norm2(h), 1 - 1 / math.sqrt(C)
+        g = math.sqrt(2 / (1 + slope ** 2)) * F.leaky_relu(c * block.mlp.gate_proj(n2), slope)
+        h = s * h + r * c_down * block.mlp.down_proj(g * c * block.mlp.up_proj(n2))
+        return c * model.lm_head(model.norm_f(h))  # (B, T, vocab)
+
+    with torch.no_grad():
+        got, want = model(idx), logits(sink)
+        ours = sink.clone()
+        ours[0, 0] = 1.0  # the default sink's row 0
+        assert not torch.allclose(got, logits(ours), atol=1e-3)
+    assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
+    default = mixit.GPT(make_config("--variant", "mixit", "--task", "lm", "--n_embd", str(C),
+                                    "--n_head", str(H), "--n_layer", "1", "--block_size", str(T)), 256)
+    assert default.blocks[0].attn.A[0, 0, 0] == 1.0 and block.attn.A[0, 0, 0] == 0.5
+
+
+def test_a_shipped_run_of_the_old_sink_row_is_rerun_and_still_citable(tmp_path, monkeypatch):
+    """A --mixit_shipped record without sink_row0 ran the sink's old row 0 (before issue 53): its
+    rerun supersedes it in the tables and in the marked numbers, and FINDINGS can still cite it
+    by the record field, [sink_row0=None], beside the rerun's [sink_row0=0.5]."""
+    import report
+    monkeypatch.chdir(tmp_path)
+    os.makedirs("results")
+    with open("results/quick.jsonl", "w") as f:
+        for acc, row in ((0.25, {}), (0.75, {"sink_row0": 0.5})):
+            f.write(json.dumps({"config": {"tag": "t3/add/mixit-shipped/s0", "mixit_shipped": True},
+                                "final": {"acc": acc}, "history": [], **row}) + "\n")
+    m = lambda spec: f"<!--= {spec} -->?<!--/-->"  # noqa: E731
+    doc = " ".join(m(f"quick t3/add/mixit-shipped{c} acc") for c in ("", "[sink_row0=None]",
+                                                                     "[sink_row0=0.5]"))
+    out = report.fill_numbers(doc, "FINDINGS.md")
+    assert [x.group(2) for x in report.NUMBER.finditer(out)] == ["75.0", "25.0", "75.0"]
 
 
 def test_mixit_shipped_refuses_a_variant_or_factor_it_would_override():

@@ -10,6 +10,7 @@ report.py renders the tables and claims with these, figures.py draws with them.
 """
 
 import collections
+import itertools
 import json
 import math
 import os
@@ -160,10 +161,10 @@ def pct(values):  # '+mean ± std%' of percentages (one without the ±)
 
 
 def same(a, b, points=5):
-    """Are two cells of accuracies equal? Their means lie within `points` of each other AND each
-    cell's std is under `points`: a noisier cell can only make this harder to pass, never easier."""
-    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
-    return 100 * abs(ma - mb) <= points and 100 * max(sa, sb) < points
+    """Are two cells of accuracies equal, within `points`, over the spread (over_spread, below)?
+    True, False, or None where the spread straddles the line: a noisier cell can only make a pass
+    harder, never easier."""
+    return over_spread(lambda x, y: 100 * abs(x - y) <= points, a, b)
 
 
 def differ(a, b):
@@ -276,3 +277,87 @@ def unsupported(doc):
     number, a cell, record, test or table: SOURCE) and no mark of a hypothesis (HEDGE)."""
     return [s for s in prose(doc)
             if CERTAIN.search(s) and not SOURCE.search(s) and not HEDGE.search(s)]
+
+
+# -----------------------------------------------------------------------------
+# Verdicts that noise cannot pass (issue 54). A rule with a band or a threshold ("within 5
+# points", "≥ 90%", "below half of") is read at every corner of its cells' mean ± std: it holds
+# (True) where it holds at all of them, fails (False) where at none, and is open (None) where the
+# spread straddles its line. A claim's verdict settles each open test both ways; where the two
+# ways give different verdicts, the claim is unsettled.
+
+
+def over_spread(test, *cells):
+    """test(*values) read at each corner of the cells' mean ± std: True, False, or None."""
+    corners = itertools.product(*[(m - s, m + s) for m, s in map(mean_std, cells)])
+    held = {bool(test(*corner)) for corner in corners}
+    return held.pop() if len(held) == 1 else None
+
+
+def beyond(a, b):
+    """Is cell a above cell b beyond the spread (differ)? True or False."""
+    return bool(differ(a, b)) and mean_std(a)[0] > mean_std(b)[0]
+
+
+def both(*tests):  # and, for True / False / None (open)
+    return False if False in tests else None if None in tests else True
+
+
+def either(*tests):  # or, for True / False / None (open)
+    return True if True in tests else None if None in tests else False
+
+
+def outcome(tests, partly=1):
+    """A claim's verdict from its tests: 'reproduced' where all hold, 'partly' where at least
+    `partly` hold, else 'not reproduced'; each open test (None) is settled both ways, and where
+    the ways disagree the verdict is 'unsettled'."""
+    open_ = [i for i, t in enumerate(tests) if t is None]
+    seen = set()
+    for fill in itertools.product((True, False), repeat=len(open_)):
+        t = list(tests)
+        for i, f in zip(open_, fill):
+            t[i] = f
+        seen.add("reproduced" if all(t) else "partly" if sum(t) >= partly else "not reproduced")
+    return seen.pop() if len(seen) == 1 else "unsettled"
+
+
+# -----------------------------------------------------------------------------
+# Words of comparison and typed numbers (issue 54). In a sentence about records (one that cites a
+# marked number, a cell, a table, a seed or n), a word that compares or counts (COMPARE) comes
+# from a marker that computes it (`vs:`, `share:`, `trend`, `floor`: report.py, "Numbers in
+# prose"), or the sentence is marked as a hypothesis (HYPOTHESIS). And no sentence types a measured
+# number (TYPED): a percentage, a size, a count of points or bits, "two to four times". What a
+# marker renders, code, link targets and the paper's own figures ("(paper: ...)") are not read.
+# The Homework and Exercises sections set tasks; they state no result, and are not read.
+
+COMPARE = re.compile(r"\b(higher|lower|same|most|all|every|none|stays?|stayed|flat|climb\w*|"
+                     r"near|floors?|half|quarter|third|fraction|share|above|below|better|worse|"
+                     r"faster|slower|beyond|more than|less than|as much)\b|[≈<>]", re.I)
+TYPED = re.compile(r"\d\s*(%|[KMG]B\b|ms\b|points?\b|bits?\b|±|→)|\d+(\.\d+)?x\b|"
+                   r"\b(twice|half as|(two|three|four|five|ten)( to \w+)? times)\b", re.I)
+HYPOTHESIS = re.compile(r"\b(hypothes[ie]s|untested|we think|not tested)\b", re.I)
+ABOUT = re.compile(r"⟦marked⟧|\b[a-z]\d*/[a-z_]+|\bTables? \d|\bn = \d|\bseeds?\b|"
+                   r"\brecords?\b|\bclaims? \d", re.I)
+UNREAD = ("Homework", "Exercises")
+
+
+def bare(sentence):
+    """A sentence without what it may hold: rendered markers, code, link targets, the paper's
+    quoted figures (a sentence is about records only where what is left cites one)."""
+    s = re.sub(r"<!--=.*?<!--/-->", " ⟦marked⟧ ", sentence)
+    s = re.sub(r"`[^`]*`|\]\([^)]*\)", " ", s)
+    return re.sub(r"\(paper\b[^)]*\)|\bpaper: [^;.)]*", " ", s)
+
+
+def unruled(doc):
+    """(kind, sentence) for each sentence of doc that types a number ('typed number') or
+    compares without a marker or a hypothesis mark ('comparison'), as above."""
+    doc = re.sub(rf"^## ({'|'.join(UNREAD)})\b.*?(?=^## |\Z)", "", doc, flags=re.S | re.M)
+    found = []
+    for s in prose(doc):
+        word = bare(s)
+        if TYPED.search(word):
+            found.append(("typed number", s))
+        elif ABOUT.search(word) and COMPARE.search(word) and not HYPOTHESIS.search(s):
+            found.append(("comparison", s))
+    return found

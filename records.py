@@ -10,6 +10,7 @@ report.py renders the tables and claims with these, figures.py draws with them.
 """
 
 import collections
+import fnmatch
 import itertools
 import json
 import math
@@ -361,3 +362,163 @@ def unruled(doc):
         elif ABOUT.search(word) and COMPARE.search(word) and not HYPOTHESIS.search(s):
             found.append(("comparison", s))
     return found
+
+
+# -----------------------------------------------------------------------------
+# Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
+# between two markers that say where it comes from, and report.py rewrites it from the records:
+#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
+# The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
+# [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config has those values, superseded runs
+# too: the way to cite a run of an earlier recipe, e.g. t6/add/mixit-L2[lr=1e-3&n_head=64]); KEY a
+# number of the record's `final`, of the record itself, of its `profile` or `pack` (bench.py
+# --profile, --pack) or of its config (acc, loss,
+# bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
+# (their summed wall time), `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the
+# first evaluation at PCT% or more), `qk_bound` (the % of the run's Standard step FLOPs that
+# freezing W_Q, W_K can save: bench.frozen_qk_bound), `speedup:VARIANT` (a benchmark's % more samples/s than
+# Standard) or `ms:VARIANT` and `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
+# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
+# Words of comparison are marked too, and rendered by the rule the verdicts use (differ: a
+# difference inside the seeds' spread is no difference), so a sentence cannot say more than its
+# records: FORMAT `vs:CELL2` gives "above", "below" or "within the spread of" (this cell's KEY
+# against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
+# run, so no spread to be beyond), `share:LO,HI` the percentage of the gap from LO's mean to HI's
+# that this cell's mean covers and the word it earns (share_words: "most" only from 50%), `trend`
+# whether its runs were "still climbing at the end of its budget" (the accuracy rose by more than
+# a point, CLIMBING, over the last evaluation on average), "flat at the end of its budget" or
+# "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
+# ("at the floor" where its mean ± std comes within a point of it, else "N points above the
+# floor"; for a loss, "N below the floor"). records.unruled: a word of comparison in prose about
+# records comes from one of these, or its sentence is marked as a hypothesis.
+CLIMBING = 0.01  # `trend`: a gain above this over the last evaluation is still climbing
+NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
+
+
+def record_values(r, key):
+    """The values of a KEY (see above, but for runs and minutes) in one record."""
+    base, _, at = key.partition("@")
+    kind, _, arg = base.partition(":")
+    import bench  # (here: bench imports this file)
+    if kind == "speedup":
+        return bench.speedups([r], arg)
+    if kind in ("ms", "samples"):
+        field = "ms_per_step" if kind == "ms" else "samples_per_s"
+        return [x[field] for x in r["bench"] if x["variant"] == arg]
+    if kind == "qk_bound":  # % of a Standard step's FLOPs that freezing W_Q, W_K can save
+        return [100 * bench.frozen_qk_bound(r["config"])]
+    if kind == "reached":
+        hit = first_at(r, float(arg) / 100)
+        return [hit["step"] if hit else math.nan]
+    if at:
+        return [h[base] for h in r["history"] if h["step"] == int(at)]
+    # a run's final result, the record itself, a profile's or a --pack's figures, the config
+    v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),
+                                r["config"]) if base in d), None)
+    return [] if v is None else [v]
+
+
+def same_value(x, text):
+    """Does a config value equal the VALUE of a marker's CELL[KEY=VALUE] (1e-3 == 0.001)?"""
+    try:
+        return float(x) == float(text)
+    except (TypeError, ValueError):
+        return str(x) == text
+
+
+def number(spec, records_of):
+    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records."""
+    parts = spec.split()
+    if len(parts) not in (3, 4):
+        raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
+    name, pattern, key = parts[:3]
+    fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
+
+    def runs_of(pattern):  # CELL may list several patterns: a,b; and end in [KEY=VALUE&...]
+        pattern, _, where = pattern.partition("[")
+        conds = [c.partition("=")[::2] for c in where.rstrip("]").split("&") if c]
+        runs = [r for r in records_of(name, every=bool(conds)) if any(
+            fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(
+                cell_of(r["config"]["tag"]), p) for p in pattern.split(","))
+            and all(same_value(r["config"].get(k), v) for k, v in conds)]
+        if not runs:
+            raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
+        return runs
+
+    def values_of(pattern, key=key):  # KEY's values over the runs of a cell
+        return [v for r in runs_of(pattern) for v in record_values(r, key)]
+    runs = runs_of(pattern)
+    if fmt == "trend":
+        return trend(runs)
+    if fmt == "floor":
+        return floor_words(values_of(pattern), baseline({"c": runs}, "c"), key)
+    if fmt in ("vs", "share"):
+        others = [digits] if fmt == "vs" else digits.split(",")  # vs: one CELL2, maybe a,b
+        return compare(values_of(pattern), [values_of(*c.split("=")) for c in others], fmt)
+    if key == "runs":
+        return str(len({r["config"]["tag"] for r in runs}))
+    if key == "minutes":
+        return f"{sum(r.get('wall_s', 0) for r in runs) / 60:.{digits or 0}f}"
+    values = [v for r in runs for v in record_values(r, key)]
+    if not values:
+        raise ValueError(f"'{spec}': the matching records have no {key}")
+    base = key.partition("@")[0]
+    d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
+    values = [v * 100 if base in PERCENT else v for v in values]
+
+    def show(v):
+        return "not reached" if math.isnan(v) else f"{v:.{d}f}"
+    if fmt == "seeds":
+        return ", ".join(map(show, values))
+    if fmt == "range":
+        lo, hi = min(values), max(values)
+        return show(lo) if show(lo) == show(hi) else f"{show(lo)}-{show(hi)}"
+    m, sd = mean_std(values)
+    if fmt == "mean" or len(values) == 1:
+        return show(m)
+    if fmt != "pm":
+        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds or range)")
+    return f"{show(m)} ± {show(sd)}"
+
+
+def compare(mine, others, how):
+    """The words of a marked comparison (see NUMBER): vs one cell, or a share of a gap."""
+    if how == "vs":
+        [other] = others
+        word = {True: "above" if mean_std(mine)[0] > mean_std(other)[0] else "below",
+                False: "within the spread of"}[differ(mine, other)]
+        return word + (" (n = 1)" if min(len(mine), len(other)) < 2 else "")
+    lo, hi = (mean_std(v)[0] for v in others)
+    return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo))
+
+
+def share_words(p):
+    """'P% (word)': the word a share of a gap earns; "most" only at 50% or more."""
+    for top, word in ((0, "none"), (20, "a small part"), (30, "about a quarter"),
+                      (40, "about a third"), (50, "under half"), (95, "most"), (105, "all")):
+        if p < top or (top == 0 and p <= 0):
+            return f"{p:.0f}% ({word})"
+    return f"{p:.0f}% (more than the whole gap)"
+
+
+def floor_words(values, found, key):
+    """A cell against its task's floor (baseline): 'at the floor' where its mean ± std comes
+    within a point (0.01 nats for a loss) of it, else the distance, in points or nats."""
+    if found is None:
+        raise ValueError("no floor for this cell's task")
+    m, sd = mean_std(values)
+    loss = key == "loss"
+    d = (found[2] - m) if loss else 100 * (m - found[2])
+    if d - (sd if loss else 100 * sd) <= (0.01 if loss else 1):
+        return "at the floor"
+    return f"{d:.3f} nats below the floor" if loss else f"{d:.1f} points above the floor"
+
+
+def trend(runs):
+    """Where a cell's runs stood when they ended: solved, still climbing or flat (see NUMBER)."""
+    if all(r.get("stop", {}).get("reason", "").startswith("test accuracy") for r in runs):
+        return "stopped at its target"
+    gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
+    climbing = sum(gains) / len(gains) > CLIMBING
+    return ("still climbing" if climbing else "flat") + " at the end of its budget"

@@ -331,9 +331,10 @@ def outcome(tests, partly=1):
 # marker renders, code, link targets and the paper's own figures ("(paper: ...)") are not read.
 # The Homework and Exercises sections set tasks; they state no result, and are not read.
 
-COMPARE = re.compile(r"\b(higher|lower|same|most|all|every|none|stays?|stayed|flat|climb\w*|"
-                     r"near|floors?|half|quarter|third|fraction|share|above|below|better|worse|"
-                     r"faster|slower|beyond|more than|less than|as much)\b|[≈<>]", re.I)
+COMPARE = re.compile(r"\b(higher|lower|same|most|all|every|none|nothing|stays?|stayed|flat|"
+                     r"climb\w*|near|floors?|half|quarter|third|fraction|share|above|below|"
+                     r"better|worse|faster|slower|beyond|more than|less than|as much)\b|[≈<>]",
+                     re.I)
 TYPED = re.compile(r"\d\s*(%|[KMG]B\b|ms\b|points?\b|bits?\b|±|→)|\d+(\.\d+)?x\b|"
                    r"\b(twice|half as|(two|three|four|five|ten)( to \w+)? times)\b", re.I)
 HYPOTHESIS = re.compile(r"\b(hypothes[ie]s|untested|we think|not tested)\b", re.I)
@@ -342,11 +343,12 @@ ABOUT = re.compile(r"⟦marked⟧|\b[a-z]\d*/[a-z_]+|\bTables? \d|\bn = \d|\bsee
 UNREAD = ("Homework", "Exercises")
 
 
-def bare(sentence):
-    """A sentence without what it may hold: rendered markers, code, link targets, the paper's
-    quoted figures (a sentence is about records only where what is left cites one)."""
+def bare(sentence, code=False):
+    """A sentence without what it may hold: rendered markers (a sentence that holds one is about
+    records), code and link targets (kept with code=True: a cell in code is cited), the paper's
+    quoted figures."""
     s = re.sub(r"<!--=.*?<!--/-->", " ⟦marked⟧ ", sentence)
-    s = re.sub(r"`[^`]*`|\]\([^)]*\)", " ", s)
+    s = s if code else re.sub(r"`[^`]*`|\]\([^)]*\)", " ", s)
     return re.sub(r"\(paper\b[^)]*\)|\bpaper: [^;.)]*", " ", s)
 
 
@@ -359,7 +361,7 @@ def unruled(doc):
         word = bare(s)
         if TYPED.search(word):
             found.append(("typed number", s))
-        elif ABOUT.search(word) and COMPARE.search(word) and not HYPOTHESIS.search(s):
+        elif ABOUT.search(bare(s, code=True)) and COMPARE.search(word) and not HYPOTHESIS.search(s):
             found.append(("comparison", s))
     return found
 
@@ -496,7 +498,7 @@ def compare(mine, others, how):
 def share_words(p):
     """'P% (word)': the word a share of a gap earns; "most" only at 50% or more."""
     for top, word in ((0, "none"), (20, "a small part"), (30, "about a quarter"),
-                      (40, "about a third"), (50, "under half"), (95, "most"), (105, "all")):
+                      (40, "about a third"), (50, "under half"), (99.5, "most"), (100.5, "all")):
         if p < top or (top == 0 and p <= 0):
             return f"{p:.0f}% ({word})"
     return f"{p:.0f}% (more than the whole gap)"

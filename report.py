@@ -608,7 +608,7 @@ def depth_b_caption(cells):
             "covariance at the last block; '–': not run."
             + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn from "
                "N(0, 0.02²) as the reference's depth script draws them, not N(0, 1/d): its "
-               "attention starts near uniform, and nothing it trains can sharpen it."
+               "attention starts near uniform (that nothing it trains sharpens it is untested)."
                if "random_ref-w256" in first else ""))
 
 
@@ -702,11 +702,11 @@ TABLES = [
     # claims 2-5 where the quick cells stop before their plateau (run_all.sh --claims)
     Table("Table 11. Claims 2-5 past the plateau",
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
-          "(at 1000, Table 1, Standard and Frozen-QK are still climbing), MixiT with 64 heads on "
-          "add-{size:c3/add/} for {steps:c3/add/mixit-heads64} steps (Table 5's curves climb after "
-          "step 3000) and on dyck-{size:c3/dyck/} for {steps:c3/dyck/mixit-heads64} steps (the "
-          "paper's MixiT has 32-256 heads), Table 1's and 3's unstable cells (copy, induction, "
-          "modadd) given more steps, and memorization of a table too large for any variant to hold "
+          "(Table 1 stops at 1000), MixiT with 64 heads on add-{size:c3/add/} for "
+          "{steps:c3/add/mixit-heads64} steps and on dyck-{size:c3/dyck/} for "
+          "{steps:c3/dyck/mixit-heads64} steps (the paper's MixiT has 32-256 heads), Table 1's and "
+          "3's unstable cells (copy, induction, modadd) given more steps, and memorization of a "
+          "table that no variant holds whole "
           "(n={size:c4/}, width {width:c4/memorize/standard}, {steps:c4/memorize/standard} steps): "
           "test accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before the "
           "end (where the two agree, the curve is flat).",

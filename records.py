@@ -282,16 +282,22 @@ def unsupported(doc):
 
 # -----------------------------------------------------------------------------
 # Verdicts that noise cannot pass (issue 54). A rule with a band or a threshold ("within 5
-# points", "≥ 90%", "below half of") is read at every corner of its cells' mean ± std: it holds
+# points", "≥ 90%", "below half of") is read across its cells' mean ± std (over_spread): it holds
 # (True) where it holds at all of them, fails (False) where at none, and is open (None) where the
 # spread straddles its line. A claim's verdict settles each open test both ways; where the two
 # ways give different verdicts, the claim is unsettled.
 
 
 def over_spread(test, *cells):
-    """test(*values) read at each corner of the cells' mean ± std: True, False, or None."""
-    corners = itertools.product(*[(m - s, m + s) for m, s in map(mean_std, cells)])
-    held = {bool(test(*corner)) for corner in corners}
+    """test(*values) read over the cells' mean ± std: True where it holds at every point read,
+    False where at none, None (open) otherwise. Each band is read at its ends, its mean, eight
+    steps between, and the other bands' ends and means that fall inside it (where two bands
+    overlap, their values can meet)."""
+    bands = [(m - s, m, m + s) for m, s in map(mean_std, cells)]
+    ends = {x for b in bands for x in b}
+    points = [{lo + (hi - lo) * i / 8 for i in range(9)} | {m} | {x for x in ends if lo <= x <= hi}
+              for lo, m, hi in bands]
+    held = {bool(test(*p)) for p in itertools.product(*points)}
     return held.pop() if len(held) == 1 else None
 
 
@@ -338,8 +344,8 @@ COMPARE = re.compile(r"\b(higher|lower|same|most|all|every|none|nothing|stays?|s
 TYPED = re.compile(r"\d\s*(%|[KMG]B\b|ms\b|points?\b|bits?\b|±|→)|\d+(\.\d+)?x\b|"
                    r"\b(twice|half as|(two|three|four|five|ten)( to \w+)? times)\b", re.I)
 HYPOTHESIS = re.compile(r"\b(hypothes[ie]s|untested|we think|not tested)\b", re.I)
-ABOUT = re.compile(r"⟦marked⟧|\b[a-z]\d*/[a-z_]+|\bTables? \d|\bn = \d|\bseeds?\b|"
-                   r"\brecords?\b|\bclaims? \d", re.I)
+ABOUT = re.compile(r"⟦marked⟧|\b(?:[a-z]\d*|gpu|queue)/[a-z_]+|\bTables? \d|\bn = \d|"
+                   r"\bseeds?\b|\brecords?\b|\bclaims? \d", re.I)
 UNREAD = ("Homework", "Exercises")
 
 

@@ -294,7 +294,7 @@ def as_shipped(judge):
     return lambda A: judge(Reader(shipped_view(A.cells), A.cells))
 
 
-SPREAD = "over the spread (at every corner of the cells' mean ± std)"
+SPREAD = "over the spread (across each cell's mean ± std)"
 # (claim, the paper's figure, the rule of its verdict, its judge): the rules a reviewer checks
 CLAIMS = [
     ("1. MixiT fails retrieval", "needle 11.2 vs Standard 100",

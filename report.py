@@ -93,12 +93,14 @@ def depth_pairs(cells, init=""):
     """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
     (Random's depths), (MixiT's depths), where). Table 6b's (Random adds at 2 layers there) where
     it has two depths, else Table 6's; None where neither has two depths of both variants.
-    init "_ref": Random's row at the reference's init (Table 6: at the reference's lr, 1e-2)."""
+    init "_ref": Random's row at the reference's init, all else equal (Table 6: both rows at the
+    reference's lr 1e-2 where Random ran at it, as the reference-init row did)."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
     ran, mix = rows.get(f"random{init}-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
     where = "Table 6b"
     if not (ran and mix):
-        ran = at_depths(cells, "t6/add/" + ("random_ref-lr1e-2" if init else "random"))
+        lr = "-lr1e-2" if at_depths(cells, "t6/add/random-lr1e-2") else ""
+        ran = at_depths(cells, f"t6/add/random{init}{lr}")
         ran = {d: ran[d] for d in (min(ran), max(ran))} if ran else {}
         mix = {d: f"t6/add/mixit-L{d}" for d in ran}
         where = "Table 6"

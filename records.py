@@ -6,7 +6,9 @@ table/task/variant/seed. A cell is a tag without its seed (t1/needle/mixit); `lo
 {cell: [record per seed]}. A cell's seeds are shown as mean ± std (n); two cells are compared
 only beyond their seeds' spread (`differ`, `same`), a cell whose seeds lie far apart is marked
 † (`unstable`), and each task has a floor, the best trivial rule on its test set (`baseline`).
-report.py renders the tables and claims with these, figures.py draws with them.
+report.py renders the tables and claims with these, figures.py draws with them. The claims'
+thresholds are read across each cell's spread (`over_spread`, `outcome`); the prose's numbers and
+words of comparison come from markers (`number`), and `unruled` finds those typed by hand.
 """
 
 import collections
@@ -331,8 +333,8 @@ def outcome(tests, partly=1):
 # -----------------------------------------------------------------------------
 # Words of comparison and typed numbers (issue 54). In a sentence about records (one that cites a
 # marked number, a cell, a table, a seed or n), a word that compares or counts (COMPARE) comes
-# from a marker that computes it (`vs:`, `share:`, `trend`, `floor`: report.py, "Numbers in
-# prose"), or the sentence is marked as a hypothesis (HYPOTHESIS). And no sentence types a measured
+# from a marker that computes it (`vs:`, `share:`, `trend`, `floor`: "Numbers in prose", below),
+# or the sentence is marked as a hypothesis (HYPOTHESIS). And no sentence types a measured
 # number (TYPED): a percentage, a size, a count of points or bits, "two to four times". What a
 # marker renders, code, link targets and the paper's own figures ("(paper: ...)") are not read.
 # The Homework and Exercises sections set tasks; they state no result, and are not read.

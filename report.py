@@ -227,7 +227,7 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
 
 
 def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6b, where run):
-    pairs = depth_pairs(A.cells, init)  # Table 6's width-64 Random never adds: nothing to lose
+    pairs = depth_pairs(A.cells, init)  # Table 6's width-64 Random adds little to start with
     if pairs is None:
         return "not run yet", None, 1, "Table 6", []
     (r0, r1), (m0, m1), dr, dm, where = pairs
@@ -525,7 +525,7 @@ def render_table(cells, t):
 
 def lowest_loss(runs):
     """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
-    scale: 70 passes over 466 KB), the final loss hides how far it got."""
+    scale), the final loss hides how far it got."""
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
@@ -603,9 +603,9 @@ def depth_b_caption(cells):
     first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
     r = first["random-w256"]["config"]
     return (f" (`run_all.sh --claims`): Random at width {r['n_embd']} on add-{r['task_size']} (lr "
-            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), where "
-            "Table 6's width-64 Random never adds; MixiT in the same setting with 64 heads (at a "
-            "lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with 64 heads at "
+            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), as "
+            "Table 6's width-64 Random does not solve add; MixiT in the same setting with 64 heads "
+            "(at a lower lr: run_all.sh's probes at 1e-2 and 3e-3), and MixiT with 64 heads at "
             "Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) and the token "
             "covariance at the last block; '–': not run."
             + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn from "

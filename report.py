@@ -9,9 +9,9 @@ Nothing here is typed by hand: every number comes from a record (mean ± std ove
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
 table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
 results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims, the tables
-and the numbers in prose; records.py reads the records and holds the rules that compare cells,
-figures.py draws the figures, bench.py gives Table 7 and the efficiency tables.
+`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims and the tables;
+records.py reads the records and holds the rules (cells, prose), figures.py draws the figures,
+bench.py gives Table 7 and the efficiency tables.
 """
 
 import argparse
@@ -48,8 +48,7 @@ PAPER = {
 # -----------------------------------------------------------------------------
 # Depth (Tables 6 and 6b, claim 6). A row is a setting, with its cell at each depth: CELL-L<depth>
 
-
-# Table 6b's rows (`run_all.sh --claims`): each a setting, with its cell at each depth
+# Table 6b's rows (`run_all.sh --claims`)
 DEPTH_ROWS = {"random-w256": "Random", "random_ref-w256": NAMES["random_ref"], "mixit-w256": "MixiT",
               "mixit-heads64": "MixiT"}
 
@@ -243,8 +242,7 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
 
     def depths(d):
         return f"L={d[0]}→{d[1]}"
-    # Random collapses: beyond the spread, to below halfway from its shallow cell to the task's
-    # floor over the spread (the paper's Random ends near its floor); merely slower is not that
+    # Random collapses: below halfway to the floor over the spread (slower is not collapsed)
     low = baseline(A.cells, r0)[2]
     tests = [both(beyond(acc[r0], acc[r1]),
                   over_spread(lambda a, b: b < (low + a) / 2, acc[r0], acc[r1])),
@@ -280,20 +278,26 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
             "Table 2", [f"t2/lm/{v}" for v in L])
 
 
+def mixit_cell(c):  # a MixiT cell of the tables (t3/add/mixit, t5/add/heads4, ...), not a twin
+    return (c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads"))
+            and not c.endswith("-shipped"))
+
+
 def shipped_view(cells):
-    """The cells with MixiT as the reference ships it: each MixiT cell replaced by its -shipped
-    twin (mixit.py --mixit_shipped), empty where that twin has not run: a row read on this view
-    reads its parent's cells with MixiT changed and nothing else, and waits ('–') for a twin."""
-    def mixit_cell(c):
-        return (c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads"))
-                and not c.endswith("-shipped"))
+    """The cells with each MixiT cell replaced by its -shipped twin (--mixit_shipped), empty where
+    it has not run: a row reads its parent's cells with MixiT changed only, or waits ('–')."""
     return {c: cells.get(c + "-shipped", []) if mixit_cell(c) else runs
             for c, runs in cells.items()}
 
 
 def as_shipped(judge):
-    """A claim's judge, read on shipped_view: does the reference's MixiT change its verdict?"""
-    return lambda A: judge(Reader(shipped_view(A.cells), A.cells))
+    """A claim's judge read on shipped_view; its text and reads name the twins (checked for n, †)"""
+    def judged(A):
+        ours, *out, reads = judge(Reader(shipped_view(A.cells), A.cells))
+        twin = {c: c + "-shipped" for c in reads if mixit_cell(c)}
+        ours = re.sub(r"\b[\w/-]+", lambda m: twin.get(m[0], m[0]), ours)
+        return (ours, *out, [twin.get(c, c) for c in reads])
+    return judged
 
 
 SPREAD = "over the spread (across each cell's mean ± std)"
@@ -333,9 +337,8 @@ CLAIMS = [
 
 
 def spread_rule(rule):
-    """Does a claim's rule compare spreads? ("as claim 6": claim 6's rule does). A rule that
-    speaks of a spread has none to read in a cell of one run: its verdict waits ('–') until every
-    cell it reads has n ≥ 2."""
+    """Does a claim's rule compare spreads ("as claim 6": claim 6's)? A cell of one run has none:
+    the verdict waits ('–') until every cell it reads has n ≥ 2."""
     same_as = re.fullmatch(r"as claim (\d+)", rule)
     if same_as:
         rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
@@ -343,10 +346,9 @@ def spread_rule(rule):
 
 
 def verdict(tests, partly, reads, A, rule="", need=1):
-    """A rule's outcome as a verdict (records.outcome); a verdict never rests on a † cell
-    ('unsettled') nor on a record of an earlier recipe ('queued': run_all.sh reruns it), a rule
-    that compares spreads gives none on a cell of one run, and none is given while a cell it
-    reads has fewer than `need` seeds (the paper scale asks for 3) ('–')."""
+    """A rule's outcome as a verdict (records.outcome), never resting on a † cell ('unsettled'),
+    a record of an earlier recipe ('queued'), one run where the rule compares spreads, or a cell
+    with fewer than `need` seeds (the paper scale asks for 3) ('–')."""
     if tests is None:
         return "–"
     if any(old(A.runs(c)) for c in reads):
@@ -804,52 +806,48 @@ STUDIES = [
 ]
 
 
-# The probes: runs outside the tables that chose a recipe or tested an explanation (most of them in
-# results/extra.jsonl). Each: (records file, cell, what it decided); its setting, n and result
-# are read off its records. FINDINGS shows them as one table instead of a narrative (issue 54).
+# The probes: runs outside the tables (results/extra.jsonl) that chose a recipe or tested an
+# explanation. Each: (its cells, what it decided); setting, n and result come from the records.
 PROBES = [
-    ("extra", "x/quick-hop-k2/hop/mixit", "2 hops let 'copy the current token' score: tables use 3"),
-    ("extra", "x/claims-3x/c1/copy/mixit", "MixiT's copy seeds still apart: more steps"),
-    ("extra", "x/claims-4000/c1/copy/mixit", "still apart: Table 11's copy cell gets 8000 steps"),
-    ("extra", "x/claims-3x/c3/modadd/mixit", "a seed not yet grokked: Table 11's modadd gets 8000"),
-    ("extra", "x/needle6-frozen_qk-*", "the reference's Q/K init: lr, steps, width do not lift it"),
-    ("extra", "x/qk125-needle,x/qk25-needle", "the Q/K init scale matters: the default is N(0, 1/d)"),
-    ("extra", "x/long-dyck6-standard", "the reference's negatives: dyck's interior is shuffled since"),
-    ("extra", "x/long-mem128-standard", "Table 4 reads a budget: Table 11 asks at width 16"),
-    ("extra", "x/c4-n256-w32/memorize/standard", "n = 256 at width 32: too few passes"),
-    ("extra", "x/mixit-mult/memorize", "the reference's first width multiplier alone"),
-    ("extra", "x/t5-1000steps-*", "Table 5 at 1000 steps: it trains 4000"),
-    ("extra", "x/add10-w256-mixit64/*", "the paper recipe runs MixiT on add at lr 3e-4"),
-    ("extra", "x/c6-mixit-w256-L16-lr3e-4", "deep MixiT at a lower lr (seeds 0, 2): a hypothesis"),
-    ("extra", "x/c6-mixit-heads64-L8-lr1e-3", "8-layer MixiT at Table 5's setting: undecided (†)"),
-    ("extra", "x/hop16-L5-w128/*", "16-hop at width 128: the paper recipe runs hop at 3e-4"),
-    ("extra", "x/paper-long/frozen_qk-needle30/*", "Frozen-QK at width 512: retrieval at lr 3e-4"),
-    ("extra", "x/paper-long/frozen_qk-induction64/*", "the same on induction"),
-    ("extra", "x/paper-long/frozen_qk-modadd599/*", "modadd-599 needs more steps"),
+    ("x/quick-hop-k2/hop/mixit", "2 hops let 'copy the current token' score: tables use 3"),
+    ("x/claims-3x/c1/copy/mixit", "MixiT's copy seeds still apart: more steps"),
+    ("x/claims-4000/c1/copy/mixit", "still apart: Table 11's copy cell gets 8000 steps"),
+    ("x/claims-3x/c3/modadd/mixit", "a seed not yet grokked: Table 11's modadd gets 8000"),
+    ("x/needle6-frozen_qk-*", "the reference's Q/K init: lr, steps, width do not lift it"),
+    ("x/qk125-needle,x/qk25-needle", "the Q/K init scale matters: the default is N(0, 1/d)"),
+    ("x/long-dyck6-standard", "the reference's negatives: dyck's interior is shuffled since"),
+    ("x/long-mem128-standard", "Table 4 reads a budget: Table 11 asks at width 16"),
+    ("x/c4-n256-w32/memorize/standard", "n = 256 at width 32: too few passes"),
+    ("x/mixit-mult/memorize", "the reference's first width multiplier alone"),
+    ("x/t5-1000steps-*", "Table 5 at 1000 steps: it trains 4000"),
+    ("x/add10-w256-mixit64/*", "the paper recipe runs MixiT on add at lr 3e-4"),
+    ("x/c6-mixit-w256-L16-lr3e-4", "deep MixiT at a lower lr (seeds 0, 2): a hypothesis"),
+    ("x/c6-mixit-heads64-L8-lr1e-3", "8-layer MixiT at Table 5's setting: undecided (†)"),
+    ("x/hop16-L5-w128/*", "16-hop at width 128: the paper recipe runs hop at 3e-4"),
+    ("x/paper-long/frozen_qk-needle30/*", "Frozen-QK at width 512: retrieval at lr 3e-4"),
+    ("x/paper-long/frozen_qk-induction64/*", "the same on induction"),
+    ("x/paper-long/frozen_qk-modadd599/*", "modadd-599 needs more steps"),
 ]
 
 
 def probe_rows():
-    """The probes as a table, one row per probe: what its runs share, then each run's accuracy (%)
-    after what sets it apart (mean ± std where several seeds share a setting)."""
-    runs = [r for name in {p[0] for p in PROBES}
-            for r in current(read_records(f"results/{name}.jsonl"))]
+    """The probes as a table, one row per probe: what its runs share, then each result (%; mean ±
+    std where seeds share a setting) after what sets it apart."""
     rows = []
-    for name, pattern, decided in PROBES:
-        for group in pattern.split(","):
-            by = collections.defaultdict(list)  # one result per setting
-            for r in runs:
-                if fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), group):
-                    c = r["config"]
-                    qk = c.get("qk_init_std") or 0.02  # records before the field: the 0.02 default
-                    by[(f"{c['task']}-{c['task_size']}", NAMES.get(c["variant"], c["variant"]),
-                        f"width {c['n_embd']}", f"{c['n_layer']} layers", f"{c['n_head']} heads",
-                        f"lr {c['lr']:g}", f"Q/K init {qk:g}" * (c["variant"] == "frozen_qk"),
-                        f"{r['steps']} steps run")].append(r["final"]["acc"])
-            common = [x for x in next(iter(by)) if x and all(x in k for k in by)]
-            rows.append([f"`{group}`", ", ".join(common), sum(map(len, by.values())), "; ".join(
-                ", ".join(x for x in k if x and x not in common) + ": " * (len(by) > 1)
-                + stat(accs, n=False) for k, accs in by.items()), decided])
+    for pattern, decided in PROBES:
+        by = collections.defaultdict(list)  # one result per setting
+        for r in current(read_records("results/extra.jsonl")):
+            if any(fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), p) for p in pattern.split(",")):
+                c = r["config"]
+                qk = c.get("qk_init_std") or 0.02  # records before the field: the 0.02 default
+                by[(f"{c['task']}-{c['task_size']}", NAMES.get(c["variant"], c["variant"]),
+                    f"width {c['n_embd']}", f"{c['n_layer']} layers", f"{c['n_head']} heads",
+                    f"lr {c['lr']:g}", f"Q/K init {qk:g}" * (c["variant"] == "frozen_qk"),
+                    f"{r['steps']} steps run")].append(r["final"]["acc"])
+        common = [x for x in next(iter(by)) if x and all(x in k for k in by)]
+        rows.append([f"`{pattern}`", ", ".join(common), sum(map(len, by.values())), "; ".join(
+            ", ".join(x for x in k if x and x not in common) + ": " * (len(by) > 1)
+            + stat(accs, n=False) for k, accs in by.items()), decided])
     return rows
 
 

@@ -383,12 +383,12 @@ def unruled(doc):
 # [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config has those values, superseded runs
 # too: the way to cite a run of an earlier recipe, e.g. t6/add/mixit-L2[lr=1e-3&n_head=64]); KEY a
 # number of the record's `final`, of the record itself, of its `profile` or `pack` (bench.py
-# --profile, --pack) or of its config (acc, loss,
-# bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
-# (their summed wall time), `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the
-# first evaluation at PCT% or more), `qk_bound` (the % of the run's Standard step FLOPs that
-# freezing W_Q, W_K can save: bench.frozen_qk_bound), `speedup:VARIANT` (a benchmark's % more samples/s than
-# Standard) or `ms:VARIANT` and `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
+# --profile, --pack) or of its config (acc, loss, bits_per_param, wall_s, steps, mixit_mult,
+# ...), `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the
+# accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or more), `qk_bound`
+# (the % of the run's Standard step FLOPs that freezing W_Q, W_K can save: bench.frozen_qk_bound),
+# `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
+# `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
 # is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
 # Words of comparison are marked too, and rendered by the rule the verdicts use (differ: a
 # difference inside the seeds' spread is no difference), so a sentence cannot say more than its

@@ -423,7 +423,8 @@ def verdicts(cells, need=1, claims=None):
             "in its row, and a test that the spread straddles is settled both ways: 'unsettled' "
             f"where the two ways differ, or where the row reads a † cell (seeds more than "
             f"{UNSTABLE} points apart), on which no verdict may rest; {queued}'–': not yet "
-            "measured, or the rule compares spreads and a cell it reads has one run (n = 1), so no spread to compare"
+            "measured, or the rule compares spreads and a cell it reads has one run (n = 1), so "
+            "no spread to compare"
             + (f", or a cell it reads has fewer than {need} seeds" if need > 1 else "") + ". "
             f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
             "runs).\n\n" + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
@@ -860,7 +861,7 @@ def render_studies(cells):
 
 # -----------------------------------------------------------------------------
 # Numbers in prose: the markers `<!--= FILE CELL KEY [FORMAT] -->` and the words they render
-# (records.py, "Numbers and words in prose"); report.py fills every one of them from the records.
+# (records.py, "Numbers in prose"); report.py fills every one of them from the records.
 UNFOUND = []  # the marked numbers that no record gives
 
 

@@ -407,17 +407,13 @@ NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 
 
 def record_values(r, key):
-    """The values of a KEY (see above, but for runs and minutes) in one record."""
+    """The values of a KEY (see above, but for runs and minutes, and speedup and qk_bound, which
+    report.bench_values reads with bench.py) in one record."""
     base, _, at = key.partition("@")
     kind, _, arg = base.partition(":")
-    import bench  # (here: bench imports this file)
-    if kind == "speedup":
-        return bench.speedups([r], arg)
     if kind in ("ms", "samples"):
         field = "ms_per_step" if kind == "ms" else "samples_per_s"
         return [x[field] for x in r["bench"] if x["variant"] == arg]
-    if kind == "qk_bound":  # % of a Standard step's FLOPs that freezing W_Q, W_K can save
-        return [100 * bench.frozen_qk_bound(r["config"])]
     if kind == "reached":
         hit = first_at(r, float(arg) / 100)
         return [hit["step"] if hit else math.nan]
@@ -437,8 +433,9 @@ def same_value(x, text):
         return str(x) == text
 
 
-def number(spec, records_of):
-    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records."""
+def number(spec, records_of, record_values=record_values):
+    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records,
+    record_values(record, KEY) a KEY's values in one of them."""
     parts = spec.split()
     if len(parts) not in (3, 4):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")

@@ -27,9 +27,9 @@ import bench
 import figures
 from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
-                     either, entry, final, first_at, floor, load, number, old, outcome,
-                     over_spread, pct, read_records, same, stat, table, unruled, unstable,
-                     unsupported)
+                     either, entry, final, first_at, floor, load, mean_std, number, old,
+                     outcome, over_spread, pct, read_records, record_values, same, stat, table,
+                     unruled, unstable, unsupported)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -138,10 +138,6 @@ class Reader:
     def __call__(self, cell, key="acc"):  # each seed's final value
         return final(self.cells, cell, key)
 
-    @staticmethod
-    def mean(v):
-        return sum(v) / len(v) if v else float("nan")
-
     def text(self, cell, key="acc", scale=100, digits=1):  # stat() without n, ° as in the tables
         return stat(self(cell, key), scale, digits, n=False) + old(self.cells.get(cell, []))
 
@@ -219,7 +215,7 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
         f"; unsettled, not read: {', '.join(between)}" if between else "")
     if not all(A(c) for c in reads):
         return ours, None, 1, "Table 5", reads
-    best = max((A(c) for c in reads[1:]), key=A.mean)
+    best = max((A(c) for c in reads[1:]), key=lambda v: mean_std(v)[0])
     return (f"{A.cells[many][0]['steps']} steps: {ours}",
             [beyond(A(many), A(few)), over_spread(lambda x: x >= 0.9, best)], 1,
             "Tables 5, 11" if long in reads else "Table 5", reads)
@@ -270,7 +266,7 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
     L = {v: A(f"t2/lm/{v}", "loss") for v in ("standard", "frozen_qk", "mixit")}
     if not all(L.values()):
         return "not run yet", None, 1, "Table 2", []
-    gap_qk, gap_mx = (A.mean(L[v]) - A.mean(L["standard"]) for v in ("frozen_qk", "mixit"))
+    gap_qk, gap_mx = (mean_std(L[v])[0] - mean_std(L["standard"])[0] for v in ("frozen_qk", "mixit"))
     marks = old([r for v in L for r in A.cells[f"t2/lm/{v}"]])
     return (f"gaps {gap_qk:+.3f} / {gap_mx:+.3f} nats/byte{marks}",
             [beyond(L["mixit"], L["frozen_qk"]),
@@ -389,9 +385,8 @@ def claim_verdicts(rows, scale):
 
 
 def summary(cells, claims=None):
-    """One line for the top of the README: which claims reproduced, from the claims table. The
-    paper's claims (1-8) are counted; the rows that read a claim again in another setting (6′:
-    the reference's init; 3ˢ-5ˢ: MixiT as shipped) are listed after them, not counted."""
+    """One line for the top of the README: which of the paper's claims (1-8) reproduced; the rows
+    that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
     n, rows = claims or claim_rows(cells)
     by, again = collections.defaultdict(list), []
     for r in rows:
@@ -410,8 +405,7 @@ def summary(cells, claims=None):
 
 def verdicts(cells, need=1, claims=None):
     """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
-    core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) are counted apart.
-    claims: claim_rows' (n, rows), where already computed."""
+    core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) apart. claims: claim_rows'."""
     n, rows = claims or claim_rows(cells, need)
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
@@ -431,9 +425,8 @@ def verdicts(cells, need=1, claims=None):
 
 
 def dtype_check(cells, other, name):
-    """Does another dtype (other: its cells, e.g. seed 0 in bf16 autocast) change a result? Each
-    claim's verdict side by side, the fp32 one as the README's claims table gives it, and every
-    cell whose value lies beyond the published cell's seed spread (differ())."""
+    """Does another dtype (other: its cells, e.g. seed 0 in bf16) change a result? Each claim's
+    verdict beside the README's, and every cell beyond the published cell's spread (differ())."""
     (n, rows), (_, rows2) = claim_rows(cells), claim_rows(other)
     out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
            f"run_all.sh --quick`, on a CPU with native {name}; no `--claims` runs, so a row "
@@ -865,6 +858,15 @@ def render_studies(cells):
 UNFOUND = []  # the marked numbers that no record gives
 
 
+def bench_values(r, key):  # the KEYs read with bench.py; records.record_values reads the rest
+    kind, _, arg = key.partition(":")
+    if kind == "speedup":  # a benchmark's % more samples/s than Standard
+        return bench.speedups([r], arg)
+    if kind == "qk_bound":  # % of a Standard step's FLOPs that freezing W_Q, W_K can save
+        return [100 * bench.frozen_qk_bound(r["config"])]
+    return record_values(r, key)
+
+
 def fill_numbers(doc, path):
     """Every marked number of a document, rewritten from the records."""
     @functools.cache
@@ -874,7 +876,7 @@ def fill_numbers(doc, path):
 
     def one(m):
         try:
-            return f"<!--= {m.group(1)} -->{number(m.group(1), records_of)}<!--/-->"
+            return f"<!--= {m.group(1)} -->{number(m.group(1), records_of, bench_values)}<!--/-->"
         except ValueError as e:  # the text stays as it was; --check fails on it
             UNFOUND.append(f"{path}: {e}")
             print(f"report.py: {path}: {e}", file=sys.stderr)

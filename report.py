@@ -838,10 +838,10 @@ def probe_rows():
                     f"width {c['n_embd']}", f"{c['n_layer']} layers", f"{c['n_head']} heads",
                     f"lr {c['lr']:g}", f"Q/K init {qk:g}" * (c["variant"] == "frozen_qk"),
                     f"{r['steps']} steps run")].append(r["final"]["acc"])
-        common = [x for x in next(iter(by)) if x and all(x in k for k in by)]
-        rows.append([f"`{pattern}`", ", ".join(common), sum(map(len, by.values())), "; ".join(
+        common = [x for x in next(iter(by), ()) if x and all(x in k for k in by)]
+        rows += [[f"`{pattern}`", ", ".join(common), sum(map(len, by.values())), "; ".join(
             ", ".join(x for x in k if x and x not in common) + ": " * (len(by) > 1)
-            + stat(accs, n=False) for k, accs in by.items()), decided])
+            + stat(accs, n=False) for k, accs in by.items()), decided]] * bool(by)  # if it ran
     return rows
 
 

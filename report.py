@@ -368,7 +368,7 @@ def claim_rows(cells, need=1):
     for claim, paper_, rule, judge in CLAIMS:
         ours, tests, partly, where, reads = judge(A)
         n_read = {len(A.runs(c)) for c in reads}  # where the cells it reads have another n
-        if n_read and f"{min(n_read)} to {max(n_read)}" != n and n_read != {int(n[0])}:
+        if n != "0" and n_read - {int(n.split()[0])} and f"{min(n_read)} to {max(n_read)}" != n:
             ours += f" (n = {min(n_read)}" + f" to {max(n_read)}" * (len(n_read) > 1) + ")"
         rows.append([claim, paper_, ours, verdict(tests, partly, reads, A, rule, need), rule,
                      where])

@@ -2777,14 +2777,17 @@ def test_claim_7_and_table_7_average_one_benchmark_per_seed_on_one_machine():
     assert "+0% / +25% (x86_64, 1 benchmark) | – |" in row(report.verdicts(cells))
     cells["t7/bench"] += [bench(1, 100, 90, 80), bench(2, 90, 80, 72)]  # +11%, +12.5%: +25%, +25%
     r7 = row(report.verdicts(cells))
-    assert "+8 ± 7% / +25 ± 0% (x86_64, 3 benchmarks) | reproduced |" in r7
+    # Frozen-QK's +8 ± 7% straddles the 5% line: reproduced or partly, so the row is unsettled
+    assert "+8 ± 7% / +25 ± 0% (x86_64, 3 benchmarks) | unsettled |" in r7
     cells["t7/bench"].insert(0, bench(3, 100, 50, 50, dtype="bfloat16"))  # another dtype: left out
     assert row(report.verdicts(cells)) == r7
     md = report.render(cells, "quick")
     assert "2026-11-20 to 2026-11-22), task add, n_embd 128, n_layer 2, batch_size 100; mean ± std over 3" in md
     assert "| Standard | 96.7 ± 5.8 | 1037 ± 64 | +0 ± 0% |" in md
     cells["t7/bench"][-1] = bench(2, 100, 70, 80)  # Frozen-QK +0, +11, +43%: faster on average,
-    assert "+18 ± 22% / +25 ± 0% (x86_64, 3 benchmarks) | partly |" in row(report.verdicts(cells))  # not beyond the spread
+    assert "+18 ± 22% / +25 ± 0% (x86_64, 3 benchmarks) | unsettled |" in row(report.verdicts(cells))
+    cells["t7/bench"][-2:] = [bench(1, 100, 99, 80), bench(2, 100, 99, 80)]  # +0, +1, +1%
+    assert "| partly |" in row(report.verdicts(cells))  # Frozen-QK under 5% over its spread
 
 
 def test_no_verdict_on_one_run_where_the_rule_reads_a_spread():
@@ -3532,7 +3535,7 @@ def test_report_check_lists_a_planted_unsupported_sentence(tmp_path):
 
 # Each kind of sentence that said more than its records (issue 54), planted; the committed
 # README and FINDINGS pass (test above, and the freshness check)
-PLANTED = [
+OVERCLAIMS = [
     # a word that its own record contradicts: Table 1's floors are far below these cells
     ("comparison", "Frozen-QK stays on the floors: needle <!--= quick t1/needle/frozen_qk_ref acc "
                    "-->42.5 ± 1.7<!--/-->%."),
@@ -3551,7 +3554,7 @@ PLANTED = [
 ]
 
 
-@pytest.mark.parametrize("kind,sentence", PLANTED)
+@pytest.mark.parametrize("kind,sentence", OVERCLAIMS)
 def test_check_catches_each_planted_kind_of_overclaim(tmp_path, kind, sentence):
     """report.py --check's prose rule (records.unruled): in a sentence about records, a word that
     compares or counts comes from a marker that computes it, or the sentence is marked as a

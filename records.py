@@ -6,10 +6,14 @@ table/task/variant/seed. A cell is a tag without its seed (t1/needle/mixit); `lo
 {cell: [record per seed]}. A cell's seeds are shown as mean ± std (n); two cells are compared
 only beyond their seeds' spread (`differ`, `same`), a cell whose seeds lie far apart is marked
 † (`unstable`), and each task has a floor, the best trivial rule on its test set (`baseline`).
-report.py renders the tables and claims with these, figures.py draws with them.
+report.py renders the tables and claims with these, figures.py draws with them. The claims'
+thresholds are read across each cell's spread (`over_spread`, `outcome`); the prose's numbers and
+words of comparison come from markers (`number`), and `unruled` finds those typed by hand.
 """
 
 import collections
+import fnmatch
+import itertools
 import json
 import math
 import os
@@ -203,10 +207,10 @@ def pct(values):  # '+mean ± std%' of percentages (one without the ±)
 
 
 def same(a, b, points=5):
-    """Are two cells of accuracies equal? Their means lie within `points` of each other AND each
-    cell's std is under `points`: a noisier cell can only make this harder to pass, never easier."""
-    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
-    return 100 * abs(ma - mb) <= points and 100 * max(sa, sb) < points
+    """Are two cells of accuracies equal, within `points`, over the spread (over_spread, below)?
+    True, False, or None where the spread straddles the line: a noisier cell can only make a pass
+    harder, never easier."""
+    return over_spread(lambda x, y: 100 * abs(x - y) <= points, a, b)
 
 
 def differ(a, b):
@@ -319,3 +323,253 @@ def unsupported(doc):
     number, a cell, record, test or table: SOURCE) and no mark of a hypothesis (HEDGE)."""
     return [s for s in prose(doc)
             if CERTAIN.search(s) and not SOURCE.search(s) and not HEDGE.search(s)]
+
+
+# -----------------------------------------------------------------------------
+# Verdicts that noise cannot pass (issue 54). A rule with a band or a threshold ("within 5
+# points", "≥ 90%", "below half of") is read across its cells' mean ± std (over_spread): it holds
+# (True) where it holds at all of them, fails (False) where at none, and is open (None) where the
+# spread straddles its line. A claim's verdict settles each open test both ways; where the two
+# ways give different verdicts, the claim is unsettled.
+
+
+def over_spread(test, *cells):
+    """test(*values) read over the cells' mean ± std: True where it holds at every point read,
+    False where at none, None (open) otherwise. Each band is read at its ends, its mean, eight
+    steps between, and the other bands' ends and means that fall inside it (where two bands
+    overlap, their values can meet)."""
+    bands = [(m - s, m, m + s) for m, s in map(mean_std, cells)]
+    ends = {x for b in bands for x in b}
+    points = [{lo + (hi - lo) * i / 8 for i in range(9)} | {m} | {x for x in ends if lo <= x <= hi}
+              for lo, m, hi in bands]
+    held = {bool(test(*p)) for p in itertools.product(*points)}
+    return held.pop() if len(held) == 1 else None
+
+
+def beyond(a, b):
+    """Is cell a above cell b beyond the spread (differ)? True or False."""
+    return bool(differ(a, b)) and mean_std(a)[0] > mean_std(b)[0]
+
+
+def both(*tests):  # and, for True / False / None (open)
+    return False if False in tests else None if None in tests else True
+
+
+def either(*tests):  # or, for True / False / None (open)
+    return True if True in tests else None if None in tests else False
+
+
+def outcome(tests, partly=1):
+    """A claim's verdict from its tests: 'reproduced' where all hold, 'partly' where at least
+    `partly` hold, else 'not reproduced'; each open test (None) is settled both ways, and where
+    the ways disagree the verdict is 'unsettled'."""
+    open_ = [i for i, t in enumerate(tests) if t is None]
+    seen = set()
+    for fill in itertools.product((True, False), repeat=len(open_)):
+        t = list(tests)
+        for i, f in zip(open_, fill):
+            t[i] = f
+        seen.add("reproduced" if all(t) else "partly" if sum(t) >= partly else "not reproduced")
+    return seen.pop() if len(seen) == 1 else "unsettled"
+
+
+# -----------------------------------------------------------------------------
+# Words of comparison and typed numbers (issue 54). In a sentence about records (one that cites a
+# marked number, a cell, a table, a seed or n), a word that compares or counts (COMPARE) comes
+# from a marker that computes it (`vs:`, `share:`, `trend`, `floor`: "Numbers in prose", below),
+# or the sentence is marked as a hypothesis (HYPOTHESIS). And no sentence types a measured
+# number (TYPED): a percentage, a size, a count of points or bits, "two to four times". What a
+# marker renders, code, link targets and the paper's own figures ("(paper: ...)") are not read.
+# The Homework and Exercises sections set tasks; they state no result, and are not read.
+
+COMPARE = re.compile(r"\b(higher|lower|same|most|all|every|none|nothing|stays?|stayed|flat|"
+                     r"climb\w*|near|floors?|half|quarter|third|fraction|share|above|below|"
+                     r"better|worse|faster|slower|beyond|more than|less than|as much)\b|[≈<>]",
+                     re.I)
+TYPED = re.compile(r"\d\s*(%|[KMG]B\b|ms\b|points?\b|bits?\b|±|→)|\d+(\.\d+)?x\b|"
+                   r"\b(twice|half as|(two|three|four|five|ten)( to \w+)? times)\b", re.I)
+HYPOTHESIS = re.compile(r"\b(hypothes[ie]s|untested|we think|not tested)\b", re.I)
+ABOUT = re.compile(r"⟦marked⟧|\b(?:[a-z]\d*|gpu|queue)/[a-z_]+|\bTables? \d|\bn = \d|"
+                   r"\bseeds?\b|\brecords?\b|\bclaims? \d", re.I)
+UNREAD = ("Homework", "Exercises")
+
+
+def bare(sentence, code=False):
+    """A sentence without what it may hold: rendered markers (a sentence that holds one is about
+    records), code and link targets (kept with code=True: a cell in code is cited), the paper's
+    quoted figures."""
+    s = re.sub(r"<!--=.*?<!--/-->", " ⟦marked⟧ ", sentence)
+    s = s if code else re.sub(r"`[^`]*`|\]\([^)]*\)", " ", s)
+    return re.sub(r"\(paper\b[^)]*\)|\bpaper: [^;.)]*", " ", s)
+
+
+def unruled(doc):
+    """(kind, sentence) for each sentence of doc that types a number ('typed number') or
+    compares without a marker or a hypothesis mark ('comparison'), as above."""
+    doc = re.sub(rf"^## ({'|'.join(UNREAD)})\b.*?(?=^## |\Z)", "", doc, flags=re.S | re.M)
+    found = []
+    for s in prose(doc):
+        word = bare(s)
+        if TYPED.search(word):
+            found.append(("typed number", s))
+        elif ABOUT.search(bare(s, code=True)) and COMPARE.search(word) and not HYPOTHESIS.search(s):
+            found.append(("comparison", s))
+    return found
+
+
+# -----------------------------------------------------------------------------
+# Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
+# between two markers that say where it comes from, and report.py rewrites it from the records:
+#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
+# The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
+# [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,
+# superseded runs too: the way to cite a run of an earlier recipe, e.g.
+# t6/add/mixit-L2[lr=1e-3&n_head=64] or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
+# number of the record's `final`, of the record itself, of its `profile` or `pack` (bench.py
+# --profile, --pack) or of its config (acc, loss, bits_per_param, wall_s, steps, mixit_mult,
+# ...), `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the
+# accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or more), `qk_bound`
+# (the % of the run's Standard step FLOPs that freezing W_Q, W_K can save: bench.frozen_qk_bound),
+# `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
+# `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
+# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
+# Words of comparison are marked too, and rendered by the rule the verdicts use (differ: a
+# difference inside the seeds' spread is no difference), so a sentence cannot say more than its
+# records: FORMAT `vs:CELL2` gives "above", "below" or "within the spread of" (this cell's KEY
+# against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
+# run, so no spread to be beyond), `share:LO,HI` the percentage of the gap from LO's mean to HI's
+# that this cell's mean covers and the word it earns (share_words: "most" only from 50%), `trend`
+# whether its runs were "still climbing at the end of its budget" (the accuracy rose by more than
+# a point, CLIMBING, over the last evaluation on average), "flat at the end of its budget" or
+# "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
+# ("at the floor" where its mean ± std comes within a point of it, else "N points above the
+# floor"; for a loss, "N below the floor"). records.unruled: a word of comparison in prose about
+# records comes from one of these, or its sentence is marked as a hypothesis.
+CLIMBING = 0.01  # `trend`: a gain above this over the last evaluation is still climbing
+NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
+
+
+def record_values(r, key):
+    """The values of a KEY (see above, but for runs and minutes, and speedup and qk_bound, which
+    report.bench_values reads with bench.py) in one record."""
+    base, _, at = key.partition("@")
+    kind, _, arg = base.partition(":")
+    if kind in ("ms", "samples"):
+        field = "ms_per_step" if kind == "ms" else "samples_per_s"
+        return [x[field] for x in r["bench"] if x["variant"] == arg]
+    if kind == "reached":
+        hit = first_at(r, float(arg) / 100)
+        return [hit["step"] if hit else math.nan]
+    if at:
+        return [h[base] for h in r["history"] if h["step"] == int(at)]
+    # a run's final result, the record itself, a profile's or a --pack's figures, the config
+    v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),
+                                r["config"]) if base in d), None)
+    return [] if v is None else [v]
+
+
+def same_value(x, text):
+    """Does a config value equal the VALUE of a marker's CELL[KEY=VALUE] (1e-3 == 0.001)?"""
+    try:
+        return float(x) == float(text)
+    except (TypeError, ValueError):
+        return str(x) == text
+
+
+def number(spec, records_of, record_values=record_values):
+    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records,
+    record_values(record, KEY) a KEY's values in one of them."""
+    parts = spec.split()
+    if len(parts) not in (3, 4):
+        raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
+    name, pattern, key = parts[:3]
+    fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
+
+    def runs_of(pattern):  # CELL may list several patterns: a,b; and end in [KEY=VALUE&...]
+        pattern, _, where = pattern.partition("[")
+        conds = [c.partition("=")[::2] for c in where.rstrip("]").split("&") if c]
+        runs = [r for r in records_of(name, every=bool(conds)) if any(
+            fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(
+                cell_of(r["config"]["tag"]), p) for p in pattern.split(","))
+            and all(same_value(r["config"].get(k, r.get(k)), v) for k, v in conds)]
+        if not runs:
+            raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
+        return runs
+
+    def values_of(pattern, key=key):  # KEY's values over the runs of a cell
+        return [v for r in runs_of(pattern) for v in record_values(r, key)]
+    runs = runs_of(pattern)
+    if fmt == "trend":
+        return trend(runs)
+    if fmt == "floor":
+        return floor_words(values_of(pattern), baseline({"c": runs}, "c"), key)
+    if fmt in ("vs", "share"):
+        others = [digits] if fmt == "vs" else digits.split(",")  # vs: one CELL2, maybe a,b
+        return compare(values_of(pattern), [values_of(*c.split("=")) for c in others], fmt)
+    if key == "runs":
+        return str(len({r["config"]["tag"] for r in runs}))
+    if key == "minutes":
+        return f"{sum(r.get('wall_s', 0) for r in runs) / 60:.{digits or 0}f}"
+    values = [v for r in runs for v in record_values(r, key)]
+    if not values:
+        raise ValueError(f"'{spec}': the matching records have no {key}")
+    base = key.partition("@")[0]
+    d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
+    values = [v * 100 if base in PERCENT else v for v in values]
+
+    def show(v):
+        return "not reached" if math.isnan(v) else f"{v:.{d}f}"
+    if fmt == "seeds":
+        return ", ".join(map(show, values))
+    if fmt == "range":
+        lo, hi = min(values), max(values)
+        return show(lo) if show(lo) == show(hi) else f"{show(lo)}-{show(hi)}"
+    m, sd = mean_std(values)
+    if fmt == "mean" or len(values) == 1:
+        return show(m)
+    if fmt != "pm":
+        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds or range)")
+    return f"{show(m)} ± {show(sd)}"
+
+
+def compare(mine, others, how):
+    """The words of a marked comparison (see NUMBER): vs one cell, or a share of a gap."""
+    if how == "vs":
+        [other] = others
+        word = {True: "above" if mean_std(mine)[0] > mean_std(other)[0] else "below",
+                False: "within the spread of"}[differ(mine, other)]
+        return word + (" (n = 1)" if min(len(mine), len(other)) < 2 else "")
+    lo, hi = (mean_std(v)[0] for v in others)
+    return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo))
+
+
+def share_words(p):
+    """'P% (word)': the word a share of a gap earns; "most" only at 50% or more."""
+    for top, word in ((0, "none"), (20, "a small part"), (30, "about a quarter"),
+                      (40, "about a third"), (50, "under half"), (99.5, "most"), (100.5, "all")):
+        if p < top or (top == 0 and p <= 0):
+            return f"{p:.0f}% ({word})"
+    return f"{p:.0f}% (more than the whole gap)"
+
+
+def floor_words(values, found, key):
+    """A cell against its task's floor (baseline): 'at the floor' where its mean ± std comes
+    within a point (0.01 nats for a loss) of it, else the distance, in points or nats."""
+    if found is None:
+        raise ValueError("no floor for this cell's task")
+    m, sd = mean_std(values)
+    loss = key == "loss"
+    d = (found[2] - m) if loss else 100 * (m - found[2])
+    if d - (sd if loss else 100 * sd) <= (0.01 if loss else 1):
+        return "at the floor"
+    return f"{d:.3f} nats below the floor" if loss else f"{d:.1f} points above the floor"
+
+
+def trend(runs):
+    """Where a cell's runs stood when they ended: solved, still climbing or flat (see NUMBER)."""
+    if all(r.get("stop", {}).get("reason", "").startswith("test accuracy") for r in runs):
+        return "stopped at its target"
+    gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
+    climbing = sum(gains) / len(gains) > CLIMBING
+    return ("still climbing" if climbing else "flat") + " at the end of its budget"

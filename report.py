@@ -9,9 +9,9 @@ Nothing here is typed by hand: every number comes from a record (mean ± std ove
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
 table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
 results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims, the tables
-and the numbers in prose; records.py reads the records and holds the rules that compare cells,
-figures.py draws the figures, bench.py gives Table 7 and the efficiency tables.
+`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims and the tables;
+records.py reads the records and holds the rules (cells, prose), figures.py draws the figures,
+bench.py gives Table 7 and the efficiency tables.
 """
 
 import argparse
@@ -19,17 +19,17 @@ import collections
 import dataclasses
 import fnmatch
 import functools
-import math
 import os
 import re
 import sys
 
 import bench
 import figures
-from records import (DIGITS, DRAW_ROWS, HOME, NAMES, PERCENT, UNSTABLE, VARIANTS, at_depths,
-                     baseline, cell_of, config_of, current, differ, draw_runs, draw_values, entry,
-                     final, first_at, floor, load, mean_std, old, pct, read_records, same, stat,
-                     table, unstable, unsupported)
+from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
+                     beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
+                     either, entry, final, first_at, floor, load, mean_std, number, old,
+                     outcome, over_spread, pct, read_records, record_values, same, stat, table,
+                     unruled, unstable, unsupported)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -48,8 +48,7 @@ PAPER = {
 # -----------------------------------------------------------------------------
 # Depth (Tables 6 and 6b, claim 6). A row is a setting, with its cell at each depth: CELL-L<depth>
 
-
-# Table 6b's rows (`run_all.sh --claims`): each a setting, with its cell at each depth
+# Table 6b's rows (`run_all.sh --claims`)
 DEPTH_ROWS = {"random-w256": "Random", "random_ref-w256": NAMES["random_ref"], "mixit-w256": "MixiT",
               "mixit-heads64": "MixiT"}
 
@@ -93,12 +92,14 @@ def depth_pairs(cells, init=""):
     """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
     (Random's depths), (MixiT's depths), where). Table 6b's (Random adds at 2 layers there) where
     it has two depths, else Table 6's; None where neither has two depths of both variants.
-    init "_ref": Random's row at the reference's init (Table 6: at the reference's lr, 1e-2)."""
+    init "_ref": Random's row at the reference's init, all else equal (Table 6: both rows at the
+    reference's lr 1e-2 where Random ran at it, as the reference-init row did)."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
     ran, mix = rows.get(f"random{init}-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
     where = "Table 6b"
     if not (ran and mix):
-        ran = at_depths(cells, "t6/add/" + ("random_ref-lr1e-2" if init else "random"))
+        lr = "-lr1e-2" if at_depths(cells, "t6/add/random-lr1e-2") else ""
+        ran = at_depths(cells, f"t6/add/random{init}{lr}")
         ran = {d: ran[d] for d in (min(ran), max(ran))} if ran else {}
         mix = {d: f"t6/add/mixit-L{d}" for d in ran}
         where = "Table 6"
@@ -120,31 +121,29 @@ def depth_lines(cells, claims=False):
 
 # -----------------------------------------------------------------------------
 # The claims table: one entry per claim of the paper (CLAIMS, below): its number, the paper's
-# figure, the rule its verdict follows, and a `judge` that reads the cells and says whether the
-# rule holds. Every judge returns (ours, ok, partly, evidence, reads): ok None = not measured yet;
-# reads: the cells the verdict rests on. Where `run_all.sh --claims` ran a cell longer than the
-# quick tables (c*/ tags, Table 11), a judge reads the longer run.
+# figure, the rule its verdict follows, and a `judge` that reads the cells. Every judge returns
+# (ours, tests, partly, evidence, reads): tests, each True, False or None (open: the spread
+# straddles the rule's line, records.over_spread), or None while a cell has not run; partly: how
+# many tests must hold for 'partly'; reads: the cells the verdict rests on. Where `run_all.sh
+# --claims` ran a cell longer than the quick tables (c*/ tags, Table 11), a judge reads it.
 
 
 class Reader:
-    """What a judge needs from the cells: each seed's final value, means, text, the longer run."""
+    """What a judge needs from the cells: each seed's final value, means, text, the longer run.
+    base: the cells that decide which cells a row reads (a re-reading row reads its parent's)."""
 
-    def __init__(self, cells):
-        self.cells = cells
+    def __init__(self, cells, base=None):
+        self.cells, self.base = cells, base or cells
 
     def __call__(self, cell, key="acc"):  # each seed's final value
         return final(self.cells, cell, key)
-
-    @staticmethod
-    def mean(v):
-        return sum(v) / len(v) if v else float("nan")
 
     def text(self, cell, key="acc", scale=100, digits=1):  # stat() without n, ° as in the tables
         return stat(self(cell, key), scale, digits, n=False) + old(self.cells.get(cell, []))
 
     def longest(self, quick, long=None):  # Table 11's run (by default the cell c<N>/...) if run
         long = long or "c" + quick[1:]
-        return long if self(long) else quick
+        return long if final(self.base, long) else quick
 
     def runs(self, cell):  # a cell's runs; Table 7's: its benchmarks on one machine (bench_runs)
         return bench.bench_runs(self.cells) if cell == "t7/bench" else self.cells.get(cell, [])
@@ -152,8 +151,8 @@ class Reader:
 
 def on_each(A, groups, test, table, vs=False):
     """Claims 1-3, a rule that must hold on each task: groups {task: its cells}, test(*their
-    values): ok where it holds on all, partly on some, None while a cell has not run. Shows each
-    task's first cell (with vs: 'first vs second'), and says where it is Table 11's longer run."""
+    values) one test per task. Shows each task's first cell (with vs: 'first vs second'), and
+    says where it is Table 11's longer run."""
     def label(t, c):  # the task, and where its cell is a longer run than Table 1's or 3's
         return t + (" (MixiT 64 heads)" if "heads64" in c else " (Table 11)" * c.startswith("c"))
     reads = [c for g in groups.values() for c in g]
@@ -162,19 +161,19 @@ def on_each(A, groups, test, table, vs=False):
     long = any(g[0].startswith("c") for g in groups.values())
     where = f"Tables {table}, 11" if long else f"Table {table}"
     if not all(A(c) for c in reads):
-        return ours, None, False, where, reads
-    holds = [test(*(A(c) for c in g)) for g in groups.values()]
-    return ours, all(holds), any(holds), where, reads
+        return ours, None, 1, where, reads
+    return ours, [test(*(A(c) for c in g)) for g in groups.values()], 1, where, reads
 
 
 def mixit_fails_retrieval(A):  # (1)
     return on_each(A, {t: (A.longest(f"t1/{t}/mixit"), A.longest(f"t1/{t}/standard"))
-                       for t in RETRIEVAL}, lambda m, s: A.mean(m) < 0.5 * A.mean(s), 1)
+                       for t in RETRIEVAL},
+                   lambda m, s: over_spread(lambda x, y: x < 0.5 * y, m, s), 1)
 
 
 def frozen_qk_retrieves(A):  # (2)
     return on_each(A, {t: (A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk"),)
-                       for t in RETRIEVAL}, lambda a: A.mean(a) >= 0.9, 1)
+                       for t in RETRIEVAL}, lambda a: over_spread(lambda x: x >= 0.9, a), 1)
 
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
@@ -193,41 +192,39 @@ def capacity_order(A):  # (4), in bits per trainable parameter, at the plateau w
     ours = " / ".join(A.text(f"{mem}/{v}", "bits_per_param", 1, 2) for v in b) + " bits/param"
     where, reads = ("Table 11" if mem[0] == "c" else "Table 4"), [f"{mem}/{v}" for v in b]
     if not all(b.values()):
-        return ours, None, False, where, reads
-    m = {v: A.mean(x) for v, x in b.items()}
-    order = [differ(b["standard"], b["frozen_qk"]) and m["standard"] > m["frozen_qk"],
-             abs(m["frozen_qk"] - m["mixit"]) < 0.25 * m["frozen_qk"],
-             min(m["frozen_qk"], m["mixit"]) > m["frozen_mlp"]
-             and differ(b["mixit"], b["frozen_mlp"])]
-    n = config_of(A.cells, mem + "/")
-    return f"{ours} (n={n})", all(order), sum(order) >= 2, where, reads
+        return ours, None, 2, where, reads
+    tests = [beyond(b["standard"], b["frozen_qk"]),
+             over_spread(lambda q, x: abs(q - x) < 0.25 * q, b["frozen_qk"], b["mixit"]),
+             both(beyond(b["frozen_qk"], b["frozen_mlp"]), beyond(b["mixit"], b["frozen_mlp"]))]
+    return f"{ours} (n={config_of(A.cells, mem + '/')})", tests, 2, where, reads
 
 
 def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come from Table 11's run
     heads = heads_of(A.cells)
     if len(heads) < 2:
-        return "not run yet", None, False, "Table 5", []
+        return "not run yet", None, 1, "Table 5", []
     few, many, long = f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"
-    lo, hi, longer = A(few), A(many), A(long)
-    up = differ(hi, lo) and A.mean(hi) > A.mean(lo)
-    ours = (f"{A.cells[many][0]['steps']} steps: {heads[0]} heads {A.text(few)} → "
-            f"{heads[-1]} heads {A.text(many)}")
-    if longer:
-        ours += f"; 64 heads, {A.cells[long][0]['steps']} steps: {A.text(long)}"
-    reads = [few, many] + [long] * bool(longer)
+    reads = [few, many] + [long] * bool(final(A.base, long))
+    ours = (f"{heads[0]} heads {A.text(few)} → {heads[-1]} heads {A.text(many)}"
+            + (f"; 64 heads, {A.base[long][0]['steps']} steps: {A.text(long)}" if long in reads
+               else ""))
     # the head counts between the two it compares are not read, but an unsettled one is named
     between = [f"{h} heads {A.text(f't5/add/heads{h}')}" for h in heads[1:-1]
                if unstable(A(f"t5/add/heads{h}"))]
     ours += f" (reads {', '.join(reads)})" + (
         f"; unsettled, not read: {', '.join(between)}" if between else "")
-    return (ours, up and max(A.mean(hi), A.mean(longer) if longer else 0) >= 0.9, up,
-            "Tables 5, 11" if longer else "Table 5", reads)
+    if not all(A(c) for c in reads):
+        return ours, None, 1, "Table 5", reads
+    best = max((A(c) for c in reads[1:]), key=lambda v: mean_std(v)[0])
+    return (f"{A.cells[many][0]['steps']} steps: {ours}",
+            [beyond(A(many), A(few)), over_spread(lambda x: x >= 0.9, best)], 1,
+            "Tables 5, 11" if long in reads else "Table 5", reads)
 
 
 def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6b, where run):
-    pairs = depth_pairs(A.cells, init)  # Table 6's width-64 Random never adds: nothing to lose
+    pairs = depth_pairs(A.cells, init)  # Table 6's width-64 Random adds little to start with
     if pairs is None:
-        return "not run yet", None, False, "Table 6", []
+        return "not run yet", None, 1, "Table 6", []
     (r0, r1), (m0, m1), dr, dm, where = pairs
     acc = {c: A(c) for c in (r0, r1, m0, m1)}
     c0, c1 = A(r0, "token_cov"), A(r1, "token_cov")
@@ -241,83 +238,90 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
 
     def depths(d):
         return f"L={d[0]}→{d[1]}"
-    # Random collapses: it loses at least half of its margin over the task's floor (the paper's
-    # Random ends near its floor); merely slower is not collapsed
+    # Random collapses: below halfway to the floor over the spread (slower is not collapsed)
     low = baseline(A.cells, r0)[2]
-    holds = [differ(acc[r0], acc[r1]) and A.mean(acc[r1]) < (low + A.mean(acc[r0])) / 2,
-             # MixiT keeps it: its deep cell equals its shallow one (`same`: a noisier cell only
-             # makes this harder) or is higher beyond the spread; "not lower beyond the spread"
-             # would pass more easily the noisier MixiT's deep cell is
-             same(acc[m0], acc[m1])
-             or bool(differ(acc[m0], acc[m1]) and A.mean(acc[m1]) > A.mean(acc[m0])),
-             bool(c0 and c1 and A.mean(c1) > A.mean(c0))]  # Random's tokens grow alike
+    tests = [both(beyond(acc[r0], acc[r1]),
+                  over_spread(lambda a, b: b < (low + a) / 2, acc[r0], acc[r1])),
+             # MixiT keeps it: its deep cell equals its shallow one, or is higher beyond the spread
+             either(same(acc[m0], acc[m1]), beyond(acc[m1], acc[m0])),
+             bool(c0 and c1) and beyond(c1, c0)]  # Random's tokens grow alike
     mixit_ = f"MixiT{setting(m0)}" + (f" {depths(dm)}" if dm != dr else "")
     ours = (f"{depths(dr)}: Random{setting(r0)} {seeds(r0)} → {seeds(r1)}, {mixit_} {seeds(m0)} "
             f"→ {seeds(m1)}; Random covariance {A.text(r0, 'token_cov', 1, 3)} → "
             f"{A.text(r1, 'token_cov', 1, 3)}")
-    return ours, all(holds), any(holds), where, acc
+    return ours, tests, 1, where, list(acc)
 
 
 def faster_per_sample(A):  # (7)
     runs = A.runs("t7/bench")
     if not runs:
-        return "not run yet", None, False, "Table 7", []
+        return "not run yet", None, 1, "Table 7", []
     fq, mx = bench.speedups(runs, "frozen_qk"), bench.speedups(runs, "mixit")
-    faster = [m > max(5, sd) for m, sd in (mean_std(fq), mean_std(mx))]
     return (f"{pct(fq)} / {pct(mx)} ({runs[-1]['device_name']}, "
-            f"{len(runs)} benchmark{'s' * (len(runs) > 1)})", all(faster), any(faster),
-            "Table 7", ["t7/bench"])
+            f"{len(runs)} benchmark{'s' * (len(runs) > 1)})",
+            [over_spread(lambda x: x > 5, v) for v in (fq, mx)], 1, "Table 7", ["t7/bench"])
 
 
 def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
     L = {v: A(f"t2/lm/{v}", "loss") for v in ("standard", "frozen_qk", "mixit")}
     if not all(L.values()):
-        return "not run yet", None, False, "Table 2", []
-    gap_qk, gap_mx = (A.mean(L[v]) - A.mean(L["standard"]) for v in ("frozen_qk", "mixit"))
+        return "not run yet", None, 1, "Table 2", []
+    gap_qk, gap_mx = (mean_std(L[v])[0] - mean_std(L["standard"])[0] for v in ("frozen_qk", "mixit"))
     marks = old([r for v in L for r in A.cells[f"t2/lm/{v}"]])
     return (f"gaps {gap_qk:+.3f} / {gap_mx:+.3f} nats/byte{marks}",
-            gap_qk < 0.5 * gap_mx and differ(L["frozen_qk"], L["mixit"]), gap_qk < gap_mx,
+            [beyond(L["mixit"], L["frozen_qk"]),
+             over_spread(lambda s, q, x: q - s < 0.5 * (x - s), *L.values())], 1,
             "Table 2", [f"t2/lm/{v}" for v in L])
 
 
+def mixit_cell(c):  # a MixiT cell of the tables (t3/add/mixit, t5/add/heads4, ...), not a twin
+    return (c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads"))
+            and not c.endswith("-shipped"))
+
+
 def shipped_view(cells):
-    """The cells with MixiT as the reference ships it: each MixiT cell replaced by its -shipped
-    twin (mixit.py --mixit_shipped); a MixiT cell without a twin is left out, so that a claim read
-    on this view never mixes the two MixiTs."""
-    def mixit_cell(c):
-        return c.split("/")[2].startswith(("mixit", "heads")) if c.count("/") == 2 else False
-    view = {c: runs for c, runs in cells.items() if not mixit_cell(c)}
-    view.update({c: cells[c + "-shipped"] for c in cells
-                 if mixit_cell(c) and c + "-shipped" in cells})
-    return view
+    """The cells with each MixiT cell replaced by its -shipped twin (--mixit_shipped), empty where
+    it has not run: a row reads its parent's cells with MixiT changed only, or waits ('–')."""
+    return {c: cells.get(c + "-shipped", []) if mixit_cell(c) else runs
+            for c, runs in cells.items()}
 
 
 def as_shipped(judge):
-    """A claim's judge, read on shipped_view: does the reference's MixiT change its verdict?"""
-    return lambda A: judge(Reader(shipped_view(A.cells)))
+    """A claim's judge read on shipped_view; its text and reads name the twins (checked for n, †)"""
+    def judged(A):
+        ours, *out, reads = judge(Reader(shipped_view(A.cells), A.cells))
+        twin = {c: c + "-shipped" for c in reads if mixit_cell(c)}
+        ours = re.sub(r"\b[\w/-]+", lambda m: twin.get(m[0], m[0]), ours)
+        return (ours, *out, [twin.get(c, c) for c in reads])
+    return judged
 
 
+SPREAD = "over the spread (across each cell's mean ± std)"
 # (claim, the paper's figure, the rule of its verdict, its judge): the rules a reviewer checks
 CLAIMS = [
     ("1. MixiT fails retrieval", "needle 11.2 vs Standard 100",
-     "MixiT below half of Standard on each", mixit_fails_retrieval),
+     f"MixiT below half of Standard on each task, {SPREAD}", mixit_fails_retrieval),
     ("2. Frozen-QK retrieves", "needle 97.0, hop 96.7",
-     "≥ 90% on each; induction heads: figure", frozen_qk_retrieves),
+     f"≥ 90% on each task, {SPREAD}; induction heads: figure", frozen_qk_retrieves),
     ("3. MixiT ≈ Standard on add, modadd, dyck, memorize", "about equal",
-     "means within 5 points, each std under 5 points", mixit_matches_without_retrieval),
+     f"means within 5 points on each task, {SPREAD}", mixit_matches_without_retrieval),
     ("4. capacity: Standard > Frozen-QK ≈ MixiT > Frozen-MLP", "2.98 > 2.25 ≈ 2.18 > 1.13",
-     "each link beyond the spread (≈: within 25%)", capacity_order),
+     "each > beyond the spread; ≈: within 25% of Frozen-QK, over the spread; partly: 2 of the 3",
+     capacity_order),
     ("5. more heads help MixiT on add", "35% → 92% (to 256 heads)",
-     "higher beyond the spread; reproduced if ≥ 90%", heads_help),
+     f"the most heads above the fewest beyond the spread; reproduced if ≥ 90% {SPREAD}",
+     heads_help),
     ("6. with depth, Random collapses on add, MixiT holds", "Random ≈ 23% at 8–16 layers",
-     "Random falls at least halfway to the floor, MixiT holds (its means within 5 points and "
-     "each std under 5, or higher beyond the spread); Random's covariance grows", depth_collapse),
+     "Random's deepest cell below its shallowest beyond the spread, and below halfway to the "
+     f"floor {SPREAD}; MixiT's within 5 points of its shallowest {SPREAD}, or above it beyond "
+     "the spread; Random's covariance higher beyond the spread", depth_collapse),
     ("6′. the same, Random's frozen Q, K at the reference's init (0.02)", "(the paper's init)",
      "as claim 6", lambda A: depth_collapse(A, "_ref")),
     ("7. Frozen-QK and MixiT train faster per sample", "+23.9% / +32.0%",
-     "both > 5% faster, beyond the spread", faster_per_sample),
+     f"each > 5% faster, {SPREAD}", faster_per_sample),
     ("8. LM: Frozen-QK near Standard, MixiT behind", "gaps +0.29 / +0.95 nats/token",
-     "Frozen-QK's gap under half of MixiT's, the two losses beyond the spread", lm_gaps),
+     "MixiT's loss above Frozen-QK's beyond the spread; reproduced if Frozen-QK's gap is under "
+     f"half of MixiT's {SPREAD}", lm_gaps),
     # claims 3-5 read again with MixiT as the reference ships it (issue 49): its hidden factor
     # sqrt(1/(4d)) on the MLP's output is the largest untested difference from the paper's MixiT
     ("3ˢ. claim 3, MixiT as shipped", "(the paper's MixiT)", "as claim 3",
@@ -329,21 +333,19 @@ CLAIMS = [
 
 
 def spread_rule(rule):
-    """Does a claim's rule compare spreads? ("as claim 6": claim 6's rule does). A rule that
-    speaks of a spread has none to read in a cell of one run: its verdict waits ('–') until every
-    cell it reads has n ≥ 2."""
+    """Does a claim's rule compare spreads ("as claim 6": claim 6's)? A cell of one run has none:
+    the verdict waits ('–') until every cell it reads has n ≥ 2."""
     same_as = re.fullmatch(r"as claim (\d+)", rule)
     if same_as:
         rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
     return bool(re.search(r"spread|within|std", rule))
 
 
-def verdict(ok, partly, reads, A, rule="", need=1):
-    """A rule's outcome as a verdict; a verdict never rests on a † cell ('unsettled') nor on a
-    record of an earlier recipe ('queued': run_all.sh reruns it), a rule that compares spreads
-    gives none on a cell of one run, and none is given while a cell it reads has fewer than
-    `need` seeds (the paper scale asks for 3) ('–')."""
-    if ok is None:
+def verdict(tests, partly, reads, A, rule="", need=1):
+    """A rule's outcome as a verdict (records.outcome), never resting on a † cell ('unsettled'),
+    a record of an earlier recipe ('queued'), one run where the rule compares spreads, or a cell
+    with fewer than `need` seeds (the paper scale asks for 3) ('–')."""
+    if tests is None:
         return "–"
     if any(old(A.runs(c)) for c in reads):
         return "queued"
@@ -351,7 +353,7 @@ def verdict(ok, partly, reads, A, rule="", need=1):
         return "–"
     if any(unstable(A(c)) for c in reads):
         return "unsettled"
-    return "reproduced" if ok else "partly" if partly else "not reproduced"
+    return outcome(tests, partly)
 
 
 def claim_rows(cells, need=1):
@@ -364,16 +366,28 @@ def claim_rows(cells, need=1):
         n += f" to {max(seeds)}"
     rows = []
     for claim, paper_, rule, judge in CLAIMS:
-        ours, ok, partly, where, reads = judge(A)
-        rows.append([claim, paper_, ours, verdict(ok, partly, reads, A, rule, need), rule, where])
+        ours, tests, partly, where, reads = judge(A)
+        n_read = {len(A.runs(c)) for c in reads}  # where the cells it reads have another n
+        if n != "0" and n_read - {int(n.split()[0])} and f"{min(n_read)} to {max(n_read)}" != n:
+            ours += f" (n = {min(n_read)}" + f" to {max(n_read)}" * (len(n_read) > 1) + ")"
+        rows.append([claim, paper_, ours, verdict(tests, partly, reads, A, rule, need), rule,
+                     where])
     return n, rows
 
 
-def summary(cells):
-    """One line for the top of the README: which claims reproduced, from the claims table. The
-    paper's claims (1-8) are counted; the rows that read a claim again in another setting (6′:
-    the reference's init; 3ˢ-5ˢ: MixiT as shipped) are listed after them, not counted."""
-    n, rows = claim_rows(cells)
+def claim_verdicts(rows, scale):
+    """FINDINGS' verdict sentence per claim, with its re-reading rows: one piece each."""
+    by = collections.defaultdict(list)
+    for claim, _, ours, v, rule, where in rows:
+        by[claim[0]].append(f"{claim.split('.')[0]} **{v}** ({where}: {ours}; rule: {rule})")
+    return "\n\n".join(f"**Claim {k} verdict** ({scale} scale): " + ". Row ".join(lines) + "."
+                       for k, lines in by.items())
+
+
+def summary(cells, claims=None):
+    """One line for the top of the README: which of the paper's claims (1-8) reproduced; the rows
+    that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
+    n, rows = claims or claim_rows(cells)
     by, again = collections.defaultdict(list), []
     for r in rows:
         number = r[0].split(".")[0]
@@ -389,38 +403,38 @@ def summary(cells):
             "[What reproduced](#what-reproduced).")
 
 
-def verdicts(cells, need=1):
+def verdicts(cells, need=1, claims=None):
     """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
-    core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) are counted apart."""
-    n, rows = claim_rows(cells, need)
+    core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) apart. claims: claim_rows'."""
+    n, rows = claims or claim_rows(cells, need)
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
     minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
     queued = ("'queued': the row reads a ° cell (a record of an earlier recipe, which run_all.sh "
               "reruns); " if any(r.get("superseded") for r in runs.values()) else "")
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
-            "report.py; a cell with fewer seeds shows its n); the verdict follows the rule in "
-            f"its row; 'unsettled': the row reads a † cell (seeds more than {UNSTABLE} points "
-            f"apart), on which no verdict may rest; {queued}'–': not yet measured, or the rule "
-            "compares spreads and a cell it reads has one run (n = 1), so no spread to compare"
+            "report.py; a row whose cells have another n shows it); the verdict follows the rule "
+            "in its row, and a test that the spread straddles is settled both ways: 'unsettled' "
+            f"where the two ways differ, or where the row reads a † cell (seeds more than "
+            f"{UNSTABLE} points apart), on which no verdict may rest; {queued}'–': not yet "
+            "measured, or the rule compares spreads and a cell it reads has one run (n = 1), so "
+            "no spread to compare"
             + (f", or a cell it reads has fewer than {need} seeds" if need > 1 else "") + ". "
             f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
             "runs).\n\n" + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
 
 
 def dtype_check(cells, other, name):
-    """Does another dtype (other: its cells, e.g. seed 0 in bf16 autocast) change a result? Each
-    claim's verdict side by side, and every cell whose value lies beyond the published cell's
-    seed spread (differ()). The fp32 verdicts are recomputed from the same list of cells: the
-    long `--claims` runs (c*) count only where the other dtype has them too."""
-    same_list = {c: r for c, r in cells.items() if not c.startswith("c") or c in other}
-    (n, rows), (_, rows2) = claim_rows(same_list), claim_rows(other)
+    """Does another dtype (other: its cells, e.g. seed 0 in bf16) change a result? Each claim's
+    verdict beside the README's, and every cell beyond the published cell's spread (differ())."""
+    (n, rows), (_, rows2) = claim_rows(cells), claim_rows(other)
     out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
-           f"run_all.sh --quick`, on a CPU with native {name}), against the published fp32 "
-           f"cells (n = {n}).",
+           f"run_all.sh --quick`, on a CPU with native {name}; no `--claims` runs, so a row "
+           f"that reads Table 11 in fp32 reads Table 1 or 3 here), against the published fp32 "
+           f"cells: the fp32 verdicts are the README's (n = {n}).",
            table(["claim", f"verdict, fp32 (n={n})", f"verdict, {name}", f"ours, {name}"],
                  [[a[0], a[3], b[3], b[2]] for a, b in zip(rows, rows2)])]
-    beyond, compared = [], 0
+    diffs, compared = [], 0
     for cell, runs in sorted(other.items()):
         key = "loss" if cell.startswith(("t2/", "s2/")) else "acc"
         mine, theirs = final(cells, cell, key), final(other, cell, key)
@@ -431,10 +445,10 @@ def dtype_check(cells, other, name):
         compared += 1
         if differ(mine, theirs):
             scale, digits = (1, 3) if key == "loss" else (100, 1)
-            beyond.append(f"{cell} {stat(theirs, scale, digits, False)} vs "
+            diffs.append(f"{cell} {stat(theirs, scale, digits, False)} vs "
                           f"{stat(mine, scale, digits, False)}")
-    out.append(f"Cells beyond the fp32 seeds' spread: {len(beyond)} of {compared}"
-               + (": " + "; ".join(beyond) if beyond else "") + ".")
+    out.append(f"Cells beyond the fp32 seeds' spread: {len(diffs)} of {compared}"
+               + (": " + "; ".join(diffs) if diffs else "") + ".")
     return "\n\n".join(out)
 
 
@@ -507,7 +521,7 @@ def render_table(cells, t):
 
 def lowest_loss(runs):
     """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
-    scale: 70 passes over 466 KB), the final loss hides how far it got."""
+    scale), the final loss hides how far it got."""
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
@@ -585,14 +599,14 @@ def depth_b_caption(cells):
     first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
     r = first["random-w256"]["config"]
     return (f" (`run_all.sh --claims`): Random at width {r['n_embd']} on add-{r['task_size']} (lr "
-            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), where "
-            "Table 6's width-64 Random never adds; MixiT in the same setting with 64 heads (at a "
-            "lower lr: at 1e-2 and 3e-3 its loss stalls, run_all.sh), and MixiT with 64 heads at "
+            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), as "
+            "Table 6's width-64 Random does not solve add; MixiT in the same setting with 64 heads "
+            "(at a lower lr: run_all.sh's probes at 1e-2 and 3e-3), and MixiT with 64 heads at "
             "Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) and the token "
             "covariance at the last block; '–': not run."
             + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn from "
                "N(0, 0.02²) as the reference's depth script draws them, not N(0, 1/d): its "
-               "attention starts near uniform, and nothing it trains can sharpen it."
+               "attention starts near uniform (that nothing it trains sharpens it is untested)."
                if "random_ref-w256" in first else ""))
 
 
@@ -686,11 +700,11 @@ TABLES = [
     # claims 2-5 where the quick cells stop before their plateau (run_all.sh --claims)
     Table("Table 11. Claims 2-5 past the plateau",
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
-          "(at 1000, Table 1, Standard and Frozen-QK are still climbing), MixiT with 64 heads on "
-          "add-{size:c3/add/} for {steps:c3/add/mixit-heads64} steps (Table 5's curves climb after "
-          "step 3000) and on dyck-{size:c3/dyck/} for {steps:c3/dyck/mixit-heads64} steps (the "
-          "paper's MixiT has 32-256 heads), Table 1's and 3's unstable cells (copy, induction, "
-          "modadd) given more steps, and memorization of a table too large for any variant to hold "
+          "(Table 1 stops at 1000), MixiT with 64 heads on add-{size:c3/add/} for "
+          "{steps:c3/add/mixit-heads64} steps and on dyck-{size:c3/dyck/} for "
+          "{steps:c3/dyck/mixit-heads64} steps (the paper's MixiT has 32-256 heads), Table 1's and "
+          "3's unstable cells (copy, induction, modadd) given more steps, and memorization of a "
+          "table that no variant holds whole "
           "(n={size:c4/}, width {width:c4/memorize/standard}, {steps:c4/memorize/standard} steps): "
           "test accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before the "
           "end (where the two agree, the curve is flat).",
@@ -786,6 +800,51 @@ STUDIES = [
 ]
 
 
+# The probes: runs outside the tables (results/extra.jsonl) that chose a recipe or tested an
+# explanation. Each: (its cells, what it decided); setting, n and result come from the records.
+PROBES = [
+    ("x/quick-hop-k2/hop/mixit", "2 hops let 'copy the current token' score: tables use 3"),
+    ("x/claims-3x/c1/copy/mixit", "MixiT's copy seeds still apart: more steps"),
+    ("x/claims-4000/c1/copy/mixit", "still apart: Table 11's copy cell gets 8000 steps"),
+    ("x/claims-3x/c3/modadd/mixit", "a seed not yet grokked: Table 11's modadd gets 8000"),
+    ("x/needle6-frozen_qk-*", "the reference's Q/K init: lr, steps, width do not lift it"),
+    ("x/qk125-needle,x/qk25-needle", "the Q/K init scale matters: the default is N(0, 1/d)"),
+    ("x/long-dyck6-standard", "the reference's negatives: dyck's interior is shuffled since"),
+    ("x/long-mem128-standard", "Table 4 reads a budget: Table 11 asks at width 16"),
+    ("x/c4-n256-w32/memorize/standard", "n = 256 at width 32: too few passes"),
+    ("x/mixit-mult/memorize", "the reference's first width multiplier alone"),
+    ("x/t5-1000steps-*", "Table 5 at 1000 steps: it trains 4000"),
+    ("x/add10-w256-mixit64/*", "the paper recipe runs MixiT on add at lr 3e-4"),
+    ("x/c6-mixit-w256-L16-lr3e-4", "deep MixiT at a lower lr (seeds 0, 2): a hypothesis"),
+    ("x/c6-mixit-heads64-L8-lr1e-3", "8-layer MixiT at Table 5's setting: undecided (†)"),
+    ("x/hop16-L5-w128/*", "16-hop at width 128: the paper recipe runs hop at 3e-4"),
+    ("x/paper-long/frozen_qk-needle30/*", "Frozen-QK at width 512: retrieval at lr 3e-4"),
+    ("x/paper-long/frozen_qk-induction64/*", "the same on induction"),
+    ("x/paper-long/frozen_qk-modadd599/*", "modadd-599 needs more steps"),
+]
+
+
+def probe_rows():
+    """The probes as a table, one row per probe: what its runs share, then each result (%; mean ±
+    std where seeds share a setting) after what sets it apart."""
+    rows = []
+    for pattern, decided in PROBES:
+        by = collections.defaultdict(list)  # one result per setting
+        for r in current(read_records("results/extra.jsonl")):
+            if any(fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), p) for p in pattern.split(",")):
+                c = r["config"]
+                qk = c.get("qk_init_std") or 0.02  # records before the field: the 0.02 default
+                by[(f"{c['task']}-{c['task_size']}", NAMES.get(c["variant"], c["variant"]),
+                    f"width {c['n_embd']}", f"{c['n_layer']} layers", f"{c['n_head']} heads",
+                    f"lr {c['lr']:g}", f"Q/K init {qk:g}" * (c["variant"] == "frozen_qk"),
+                    f"{r['steps']} steps run")].append(r["final"]["acc"])
+        common = [x for x in next(iter(by), ()) if x and all(x in k for k in by)]
+        rows += [[f"`{pattern}`", ", ".join(common), sum(map(len, by.values())), "; ".join(
+            ", ".join(x for x in k if x and x not in common) + ": " * (len(by) > 1)
+            + stat(accs, n=False) for k, accs in by.items()), decided]] * bool(by)  # if it ran
+    return rows
+
+
 def render_studies(cells):
     """The STUDIES' tables, from the `--studies` cells; '' if none ran."""
     if not any(c.startswith(("t9/", "t10/", "s1/", "s2/")) for c in cells):
@@ -794,135 +853,18 @@ def render_studies(cells):
 
 
 # -----------------------------------------------------------------------------
-# Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
-# between two markers that say where it comes from, and report.py rewrites it from the records:
-#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
-# The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
-# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
-# [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,
-# superseded runs too: the way to cite a run of an earlier recipe, e.g.
-# t6/add/mixit-L2[lr=1e-3&n_head=64], or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
-# number of the record's `final`, of the record itself, of its `profile` or `pack` (bench.py
-# --profile, --pack) or of its config (acc, loss,
-# bits_per_param, wall_s, steps, mixit_mult, ...), `runs` (how many distinct runs), `minutes`
-# (their summed wall time), `acc@STEP` (the accuracy at that evaluation), `reached:PCT` (the
-# first evaluation at PCT% or more), `qk_bound` (the % of the run's Standard step FLOPs that
-# freezing W_Q, W_K can save: bench.frozen_qk_bound), `speedup:VARIANT` (a benchmark's % more samples/s than
-# Standard) or `ms:VARIANT` and `samples:VARIANT` (a benchmark's ms/step and samples/s); FORMAT
-# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
-# Words of comparison are marked too, and rendered by the rule the verdicts use (differ: a
-# difference inside the seeds' spread is no difference), so a sentence cannot say more than its
-# records: FORMAT `vs:CELL2` gives "above", "below" or "within the spread of" (this cell's KEY
-# against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
-# run, so no spread to be beyond), `share:LO,HI` the percentage of the gap from LO's mean to HI's
-# that this cell's mean covers, and `trend` whether its runs were "still climbing at the end of
-# its budget" (the accuracy rose by more than a point, CLIMBING, over the last evaluation on
-# average), "flat at the end of its budget" or "stopped at its target" (--stop_acc).
-CLIMBING = 0.01  # `trend`: a gain above this over the last evaluation is still climbing
+# Numbers in prose: the markers `<!--= FILE CELL KEY [FORMAT] -->` and the words they render
+# (records.py, "Numbers in prose"); report.py fills every one of them from the records.
 UNFOUND = []  # the marked numbers that no record gives
-NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 
 
-def record_values(r, key):
-    """The values of a KEY (see above, but for runs and minutes) in one record."""
-    base, _, at = key.partition("@")
-    kind, _, arg = base.partition(":")
-    if kind == "speedup":
+def bench_values(r, key):  # the KEYs read with bench.py; records.record_values reads the rest
+    kind, _, arg = key.partition(":")
+    if kind == "speedup":  # a benchmark's % more samples/s than Standard
         return bench.speedups([r], arg)
-    if kind in ("ms", "samples"):
-        field = "ms_per_step" if kind == "ms" else "samples_per_s"
-        return [x[field] for x in r["bench"] if x["variant"] == arg]
     if kind == "qk_bound":  # % of a Standard step's FLOPs that freezing W_Q, W_K can save
         return [100 * bench.frozen_qk_bound(r["config"])]
-    if kind == "reached":
-        hit = first_at(r, float(arg) / 100)
-        return [hit["step"] if hit else math.nan]
-    if at:
-        return [h[base] for h in r["history"] if h["step"] == int(at)]
-    # a run's final result, the record itself, a profile's or a --pack's figures, the config
-    v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),
-                                r["config"]) if base in d), None)
-    return [] if v is None else [v]
-
-
-def same_value(x, text):
-    """Does a config value equal the VALUE of a marker's CELL[KEY=VALUE] (1e-3 == 0.001)?"""
-    try:
-        return float(x) == float(text)
-    except (TypeError, ValueError):
-        return str(x) == text
-
-
-def number(spec, records_of):
-    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records."""
-    parts = spec.split()
-    if len(parts) not in (3, 4):
-        raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
-    name, pattern, key = parts[:3]
-    fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
-
-    def runs_of(pattern):  # CELL may list several patterns: a,b; and end in [KEY=VALUE&...]
-        pattern, _, where = pattern.partition("[")
-        conds = [c.partition("=")[::2] for c in where.rstrip("]").split("&") if c]
-        runs = [r for r in records_of(name, every=bool(conds)) if any(
-            fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(
-                cell_of(r["config"]["tag"]), p) for p in pattern.split(","))
-            and all(same_value(r["config"].get(k, r.get(k)), v) for k, v in conds)]
-        if not runs:
-            raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
-        return runs
-
-    def values_of(pattern, key=key):  # KEY's values over the runs of a cell
-        return [v for r in runs_of(pattern) for v in record_values(r, key)]
-    runs = runs_of(pattern)
-    if fmt == "trend":
-        return trend(runs)
-    if fmt in ("vs", "share"):
-        return compare(values_of(pattern), [values_of(*c.split("=")) for c in digits.split(",")], fmt)
-    if key == "runs":
-        return str(len({r["config"]["tag"] for r in runs}))
-    if key == "minutes":
-        return f"{sum(r.get('wall_s', 0) for r in runs) / 60:.{digits or 0}f}"
-    values = [v for r in runs for v in record_values(r, key)]
-    if not values:
-        raise ValueError(f"'{spec}': the matching records have no {key}")
-    base = key.partition("@")[0]
-    d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
-    values = [v * 100 if base in PERCENT else v for v in values]
-
-    def show(v):
-        return "not reached" if math.isnan(v) else f"{v:.{d}f}"
-    if fmt == "seeds":
-        return ", ".join(map(show, values))
-    if fmt == "range":
-        lo, hi = min(values), max(values)
-        return show(lo) if show(lo) == show(hi) else f"{show(lo)}-{show(hi)}"
-    m, sd = mean_std(values)
-    if fmt == "mean" or len(values) == 1:
-        return show(m)
-    if fmt != "pm":
-        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds or range)")
-    return f"{show(m)} ± {show(sd)}"
-
-
-def compare(mine, others, how):
-    """The words of a marked comparison (see NUMBER): vs one cell, or a share of a gap."""
-    if how == "vs":
-        [other] = others
-        word = {True: "above" if mean_std(mine)[0] > mean_std(other)[0] else "below",
-                False: "within the spread of"}[differ(mine, other)]
-        return word + (" (n = 1)" if min(len(mine), len(other)) < 2 else "")
-    lo, hi = (mean_std(v)[0] for v in others)
-    return f"{100 * (mean_std(mine)[0] - lo) / (hi - lo):.0f}"
-
-
-def trend(runs):
-    """Where a cell's runs stood when they ended: solved, still climbing or flat (see NUMBER)."""
-    if all(r.get("stop", {}).get("reason", "").startswith("test accuracy") for r in runs):
-        return "stopped at its target"
-    gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
-    climbing = sum(gains) / len(gains) > CLIMBING
-    return ("still climbing" if climbing else "flat") + " at the end of its budget"
+    return record_values(r, key)
 
 
 def fill_numbers(doc, path):
@@ -934,7 +876,7 @@ def fill_numbers(doc, path):
 
     def one(m):
         try:
-            return f"<!--= {m.group(1)} -->{number(m.group(1), records_of)}<!--/-->"
+            return f"<!--= {m.group(1)} -->{number(m.group(1), records_of, bench_values)}<!--/-->"
         except ValueError as e:  # the text stays as it was; --check fails on it
             UNFOUND.append(f"{path}: {e}")
             print(f"report.py: {path}: {e}", file=sys.stderr)
@@ -978,18 +920,26 @@ def render_all(scale, draw=True):
         if other:
             parts.append(dtype_check(cells, other, "bfloat16"))
     md = "\n\n".join(p for p in parts if p)
-    claims = verdicts(cells, need=3 if scale.startswith("paper") else 1)
+    if scale == "quick":  # the probes (FINDINGS) and the efficiency tables (tables_quick.md)
+        md += ("\n\n**Probes**: runs outside the tables that chose a recipe or tested an "
+               "explanation; accuracy (%) mean ± std over the n runs of one setting.\n\n"
+               + table(["cell", "setting", "n", "accuracy (%)", "what it decided"], probe_rows())
+               + "\n\n**Efficiency** (`bench.efficiency`, FINDINGS' Efficiency section)\n\n"
+               + bench.efficiency())
+    rows = claim_rows(cells, need=3 if scale.startswith("paper") else 1)
+    claims = verdicts(cells, 3 if scale.startswith("paper") else 1, rows)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     # the verdicts go to the README, the tables to the findings file, each between its markers,
-    # or one table where the text needs it (pieces)
-    readme = {"verdicts": claims, "summary": summary(cells)}
-    findings = {"tables": md, **({"efficiency": bench.efficiency()} if scale == "quick" else {})}
+    # or one table where the text needs it (pieces), with each claim's verdict sentence
+    readme = {"verdicts": claims, "summary": summary(cells, rows)}
+    findings = {"tables": md}
     for path, blocks in (("README.md", readme), (FINDINGS, findings)):
         if os.path.exists(path):
             doc = open(path).read()
             for block, text in blocks.items():
                 doc = between(doc, f"<!-- {scale}-{block} -->", text)
-            for title, text in pieces(claims + "\n\n" + md).items():
+            for title, text in pieces("\n\n".join([claims, md, claim_verdicts(rows[1], scale)])
+                                      ).items():
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
     return out
@@ -997,9 +947,12 @@ def render_all(scale, draw=True):
 
 def overclaims(paths=("README.md", FINDINGS)):
     """The sentences of README and FINDINGS that state a cause or a certainty with no source and
-    no mark of a hypothesis (records.unsupported), one line each."""
+    no mark of a hypothesis (records.unsupported), or that type a number or compare without a
+    marker (records.unruled), one line each."""
     return [f"{path}: states a cause or certainty with no source and no hypothesis mark "
-            f"(records.CERTAIN): {s[:200]}" for path in paths for s in unsupported(open(path).read())]
+            f"(records.CERTAIN): {s[:200]}" for path in paths for s in unsupported(open(path).read())
+            ] + [f"{path}: {kind} outside a marker, no hypothesis mark (records.unruled): {s[:200]}"
+                 for path in paths for kind, s in unruled(open(path).read())]
 
 
 def check():

@@ -360,6 +360,10 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     cell "c6/add/mixit-heads64-L8/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --n_layer 8 --seed $seed
     # MixiT as the reference ships it, beside claims 3-5's MixiT cells, and Table 11's memorization
     shipped_cells $seed
+    # claim 3's long cells as shipped: rows 3ˢ and 5ˢ read claims 3's and 5's cells with only MixiT swapped
+    cell "c3/add/mixit-heads64-shipped/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --mixit_shipped --seed $seed
+    cell "c3/modadd/mixit-shipped/s$seed" $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant mixit --mixit_shipped --seed $seed
+    cell "c3/dyck/mixit-heads64-shipped/s$seed" $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 --mixit_shipped --seed $seed
     cell "c4/memorize/mixit-shipped/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 --variant mixit --mixit_shipped --seed $seed
   done
 fi

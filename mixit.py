@@ -573,7 +573,8 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
             train_time += time.time() - t0
             save(resume_path(cfg), step)
             raise Interrupted(step, 1000 * train_time / max(step, 1))  # and its ms/step so far
-        if (step % cfg.eval_interval == 0 or step == cfg.steps) and not (history and history[-1]["step"] == step):
+        snapshot = str(step) in cfg.save_steps.split(",")  # --save_steps (resolve_config)
+        if (step % cfg.eval_interval == 0 or step == cfg.steps or snapshot) and not (history and history[-1]["step"] == step):
             sync()
             train_time += time.time() - t0
             reason = None
@@ -583,6 +584,9 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
                 reason = stop_reason(cfg, history, task)
+                if snapshot:  # the model after `step` optimizer steps, as PATH_step{N}.pt
+                    root, suffix = os.path.splitext(cfg.save)
+                    save_checkpoint(f"{root}_step{step}{suffix}", model, cfg)
             reason = agree(reason)
             if reason or step == cfg.steps:
                 record["stop"] = {"reason": reason or "reached --steps", "step": step}
@@ -756,6 +760,9 @@ class Config:
     out: str = _f("results/runs.jsonl", "append one JSON record of the run here ('' = don't)")
     tag: str = _f("", "free-form label stored in the record (run_all.sh uses it)")
     save: str = _f("", "write a checkpoint here at the end (model, mixing matrices, config)")
+    save_steps: str = _f("", "with --save PATH, also a checkpoint after each of these steps "
+                             "(e.g. 0,50,100,200; 0 = at init), as PATH with _step{N} before its "
+                             "suffix; each is evaluated too (figures.py: attention forming)")
     load: str = _f("", "start from this checkpoint; its model and task settings are used")
     resume: str = _f("", "save the training state here at each evaluation and on SIGINT/SIGTERM, "
                          "and continue from it if it exists; deleted once the record is written")
@@ -856,6 +863,11 @@ def resolve_config(given):
     if cfg.unfreeze_at and not frozen_parts(cfg):
         raise UsageError(f"--unfreeze_at: variant {cfg.variant} freezes nothing (add --freeze)")
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
+    snapshots = [s.strip() for s in cfg.save_steps.split(",") if s.strip()]
+    if snapshots and not (cfg.save and all(s.isdigit() and int(s) <= cfg.steps for s in snapshots)):
+        raise UsageError(f"--save_steps takes steps from 0 to --steps ({cfg.steps}), comma-separated, "
+                         f"and needs --save; got '{cfg.save_steps}'")
+    cfg.save_steps = ",".join(str(int(s)) for s in snapshots)  # as train() reads it: "0,50"
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)

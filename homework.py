@@ -710,7 +710,8 @@ class Key:
         log = os.path.join(self.dir, "logs", tag.replace("/", "_") + ".log")
         with open(log, "w") as f:
             done = subprocess.run([sys.executable, "-c", RUN, *argv], cwd=HERE, stdout=f,
-                                  stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                                  stderr=subprocess.STDOUT,
+                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
         if done.returncode:
             raise HomeworkError(f"the run {tag} failed (exit {done.returncode}); see {log}")
         record = self.done()[tag]
@@ -798,8 +799,8 @@ def answer_1(key):
 
 **A good answer.** Freezing V and O as well leaves {vo[0]['n_trainable']:,} of
 {vo[0]['n_trainable'] + vo[0]['n_frozen']:,} parameters to train: the token embeddings, the
-norms' gains, the MLPs and the head (the counts are the runs' own, {cite(*runs)}; exactly
-which tensors each part covers is `test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks`).
+norms' gains, the MLPs and the head (the counts are the runs' own, {cite(*runs)}; which
+tensors each part covers: `test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks`).
 Its copy accuracy is {word} that of Frozen-QK alone ({shown(final_of(vo))} against
 {shown(final_of(qk))}, {cite(*runs)}). What still learns where to look: the scores
 q.k are a fixed random bilinear form, but of RMSNorm(x), and x is built from the learned
@@ -894,8 +895,9 @@ def answer_3(key):
     rows = [[f"width {w}"] + [shown(final_of(runs[w, n])) for n in sizes] for w in widths]
     lo, hi = sizes[0], sizes[-1]
     narrow, wide = widths[0], widths[-1]
-    climbing = [f"width {w}, N = {n}" for (w, n), rs in runs.items()
-                if mean_std([r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in rs])[0] > 0.01]
+    gain = lambda rs: mean_std([r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in rs])[0]  # noqa: E731
+    climbing = [f"width {w}, N = {n}" for (w, n), rs in runs.items() if gain(rs) > 0.01]
+    acc = {wn: final_of(rs) for wn, rs in runs.items()}
     tags = [f"ex3/needle{n}/w{w}" for w in widths for n in sizes]
     return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle, {RETRIEVE[3]} steps, test
 accuracy (%) by width (rows) and pairs N (columns).
@@ -904,10 +906,9 @@ accuracy (%) by width (rows) and pairs N (columns).
 
 {key.figure("ex3.png")}
 
-**A good answer.** At width {narrow}, N = {hi} is {compared(final_of(runs[narrow, hi]), final_of(runs[narrow, lo]))}
-N = {lo}; at width {wide}, {compared(final_of(runs[wide, hi]), final_of(runs[wide, lo]))}. At N = {hi}
-width {wide} is {compared(final_of(runs[wide, hi]), final_of(runs[narrow, hi]))} width {narrow}
-({cite(*tags)}). Still climbing at the end of the budget (the mean gain over the last
+**A good answer.** At width {narrow}, N = {hi} is {compared(acc[narrow, hi], acc[narrow, lo])}
+N = {lo}; at width {wide}, {compared(acc[wide, hi], acc[wide, lo])}. At N = {hi} width {wide} is
+{compared(acc[wide, hi], acc[narrow, hi])} width {narrow} ({cite(*tags)}). Still climbing at the end of the budget (the mean gain over the last
 evaluation above 1 point): {", ".join(climbing) or "none"}; a cell still climbing measures the
 budget, not the capacity. Why width should matter: with W_Q and W_K frozen, the query's score for
 each key is a fixed random bilinear form of the two tokens' (normalised) embeddings, and the
@@ -944,7 +945,8 @@ def sample_pointer(B, gen, length, fixed=False):
 
 
 def register_pointer_tasks():
-    """Add `pointer` and `first` to tasks.TASKS in this process (a student adds them to tasks.py)."""
+    """Add `pointer` and `first` to tasks.TASKS in this process (a student writes them into
+    tasks.py)."""
     import functools
     import tasks
     import torch
@@ -1043,7 +1045,7 @@ def answer_5(key):
 the logits' spread is measured on an untrained model of each init (the first block, 200 test
 sequences).
 
-{table(["qk_init_std sigma", "sigma^2 d", "logits' std at init (measured)", "test accuracy (%)"], rows)}
+{table(["qk_init_std sigma", "sigma^2 d", "logits' std at init", "test accuracy (%)"], rows)}
 
 {key.figure("ex5.png")}
 
@@ -1130,8 +1132,8 @@ def answer_7(key):
     plt.gca().set(xlabel="hops k", ylabel="floor: test accuracy of the rule (%)")
     plt.legend(fontsize=7)
     tags = [f"ex7/hop{k}" for k in hops]
-    return f"""**Measured** ({", ".join(f"`{t}/d*`" for t in tags)}: each the test set of one data seed,
-n = {len(data_seeds)}): the test accuracy (%) of each trivial rule (tasks.baselines), and the share
+    return f"""**Measured** ({", ".join(f"`{t}/d*`" for t in tags)}: each the test set of one
+data seed, n = {len(data_seeds)}): the test accuracy (%) of each trivial rule (tasks.baselines), and the share
 of scored positions whose answer is the current token itself.
 
 {table(["k"] + rules + ["answer = current token (%)"], rows)}
@@ -1166,12 +1168,16 @@ def answer_8(key):
                      color=f"C{i}", label=f"{v} (n={len(runs[v])})" if r is runs[v][0] else None)
     plt.gca().set(xlabel="step", ylabel="validation loss (nats/byte)")
     plt.legend()
-    rows = [[str(i), v, shown(final_of(runs[v], "loss"), 1, 3), shown(final_of(runs[v], "bpb"), 1, 3)]
-            for i, v in enumerate(order, 1)]
+    rows = [[str(i), v, shown(final_of(runs[v], "loss"), 1, 3),
+             shown(final_of(runs[v], "bpb"), 1, 3)] for i, v in enumerate(order, 1)]
     tags = [f"ex8/lm/{v}" for v in variants]
     loss = {v: final_of(runs[v], "loss") for v in variants}
     gap = {v: mean_std(loss[v])[0] - mean_std(loss["standard"])[0] for v in ("frozen_qk", "mixit")}
     closer = "Standard" if abs(gap["frozen_qk"]) < abs(gap["mixit"] - gap["frozen_qk"]) else "MixiT"
+
+    def vs(a, b):  # a loss: lower is better
+        word = compared(a, b)
+        return {"above": "worse than", "below": "better than"}.get(word, word)
     return f"""**Measured** ({cite(*tags)}): byte-level LM on Python's help text, context 64, width
 64, batch 32, 400 steps; validation loss (lower is better).
 
@@ -1181,9 +1187,8 @@ def answer_8(key):
 
 **A good answer.** The ranking, best first: {", ".join(order)} ({cite(*tags)}). Frozen-QK's loss
 is {gap['frozen_qk']:+.3f} nats/byte from Standard's and {gap['frozen_qk'] - gap['mixit']:+.3f} from
-MixiT's, so it is closer to {closer}; against Standard its loss is
-{compared(loss['frozen_qk'], loss['standard']).replace('above', 'above (worse than)').replace('below', 'below (better than)')}
-Standard's, and against MixiT {compared(loss['frozen_qk'], loss['mixit']).replace('above', 'above (worse than)').replace('below', 'below (better than)')} MixiT's.
+MixiT's, so it is closer to {closer}: its loss is {vs(loss['frozen_qk'], loss['standard'])}
+Standard's, and {vs(loss['frozen_qk'], loss['mixit'])} MixiT's.
 Why (hypothesis, in the paper's terms, not tested here): predicting the next byte of text leans
 on looking back at earlier bytes that depend on the input (a word begun, a name repeated), which
 random but input-dependent attention still does and a fixed mixing cannot. The repo's Table 2

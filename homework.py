@@ -224,7 +224,7 @@ def exercise_list(times=TIMES):
         seconds = took.get(str(i), {}).get("seconds")
         time = "" if seconds is None else (
             f" Time: {'under a minute' if seconds < 60 else f'about {round(seconds / 60)} min'} "
-            "on a 2-core CPU for the answer key's measurement (every setting, three seeds).")
+            "on a 2-core CPU to measure it in full (every setting, three seeds).")
         run = "; ".join(f"`{c}`" for c in ex.commands)
         text = f"{i}. {ex.question} Run: {run}. Hand in: {ex.hand_in}.{time}"
         items.append(textwrap.fill(text, 96, subsequent_indent="   ", break_long_words=False,
@@ -1220,7 +1220,8 @@ def answers(folder, smoke=False):
         # with its measuring and drawing; a call that only renders keeps the time it finds
         if set(key.done()) - before or str(i) not in times:
             times[str(i)] = {"seconds": round(time.time() - t0, 1), "runs": len(mine),
-                             "run_seconds": round(sum(r.get("wall_s", 0) for r in mine), 1)}
+                             "run_seconds": round(sum(r.get("wall_s", 0) for r in mine), 1),
+                             "load": round(os.getloadavg()[0], 1)}
         with open(times_path, "w") as f:
             json.dump(times, f, indent=1)
         seconds = times[str(i)]["seconds"]

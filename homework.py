@@ -742,10 +742,13 @@ def final_of(runs, key="acc"):
     return [r["final"][key] for r in runs]
 
 
-def compared(a, b):
+def compared(a, b, accuracies=True):
     """How cell a (values over seeds) stands to cell b, by records.differ: 'above', 'below' or
-    'within the spread of'."""
-    from records import differ, mean_std
+    'within the spread of'; for accuracies, no verdict where either cell's seeds lie more than
+    10 points apart (records.unstable, the tables' †)."""
+    from records import differ, mean_std, unstable
+    if accuracies and (unstable(a) or unstable(b)):
+        return "not comparable (†: seeds more than 10 points apart) with"
     if not differ(a, b):
         return "within the spread of"
     return "above" if mean_std(a)[0] > mean_std(b)[0] else "below"
@@ -832,7 +835,8 @@ def answer_2(key):
                 fresh = mixit.build(cfg, verbose=False)[1]
                 moved.append(max(float((b.attn.A - f.attn.A).abs().max())
                                  for b, f in zip(model.blocks, fresh.blocks)))
-                A = model.blocks[-1].attn.A  # (H, T, T), the last block's, for the figure
+                if s == key.seeds[0]:  # the last block's (H, T, T), for the figure
+                    A = model.blocks[-1].attn.A
     T = A.size(-1)
     mx, fq = runs.values()
     plt = pyplot()
@@ -1176,7 +1180,7 @@ def answer_8(key):
     closer = "Standard" if abs(gap["frozen_qk"]) < abs(gap["mixit"] - gap["frozen_qk"]) else "MixiT"
 
     def vs(a, b):  # a loss: lower is better
-        word = compared(a, b)
+        word = compared(a, b, accuracies=False)
         return {"above": "worse than", "below": "better than"}.get(word, word)
     return f"""**Measured** ({cite(*tags)}): byte-level LM on Python's help text, context 64, width
 64, batch 32, 400 steps; validation loss (lower is better).

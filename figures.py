@@ -12,6 +12,8 @@ import json
 import math
 import os
 import re
+import subprocess
+import sys
 import textwrap
 
 import matplotlib
@@ -643,24 +645,19 @@ def draw_forming(data):
     plt.close(fig)
 
 
-def forming(draw=True):
+def forming():
     """Run what is missing of the forming runs (python mixit.py ..., records x/forming/* in
     results/extra.jsonl), then write FORMING_DATA from their checkpoints and draw the figures."""
-    import subprocess
-    import sys
     for v in FORMING_ROWS:
         if not all(os.path.exists(forming_path(v, s)) for s in FORMING_STEPS):
             subprocess.run([sys.executable, *forming_command(v)], check=True)
     data = {v: forming_data({s: forming_path(v, s) for s in FORMING_STEPS}) for v in FORMING_ROWS}
     with open(FORMING_DATA, "w") as f:
         json.dump(data, f, indent=1)
-    if draw:
-        draw_forming(data)
-    return data
+    draw_forming(data)
 
 
 if __name__ == "__main__":  # python figures.py forming: the attention-forming figures
-    import sys
     if sys.argv[1:] != ["forming"]:
         sys.exit("usage: python figures.py forming (report.py draws the other figures)")
     forming()

@@ -865,8 +865,8 @@ def resolve_config(given):
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
     snapshots = [s.strip() for s in cfg.save_steps.split(",") if s.strip()]
     if snapshots and not (cfg.save and all(s.isdigit() and int(s) <= cfg.steps for s in snapshots)):
-        raise UsageError(f"--save_steps takes steps from 0 to --steps ({cfg.steps}), comma-separated, "
-                         f"and needs --save; got '{cfg.save_steps}'")
+        raise UsageError(f"--save_steps takes steps from 0 to --steps ({cfg.steps}), "
+                         f"comma-separated, and needs --save; got '{cfg.save_steps}'")
     cfg.save_steps = ",".join(str(int(s)) for s in snapshots)  # as train() reads it: "0,50"
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention

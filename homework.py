@@ -747,8 +747,10 @@ def compared(a, b, accuracies=True):
     'within the spread of'; for accuracies, no verdict where either cell's seeds lie more than
     10 points apart (records.unstable, the tables' †)."""
     from records import differ, mean_std, unstable
-    if accuracies and (unstable(a) or unstable(b)):
-        return "not comparable (†: seeds more than 10 points apart) with"
+    if accuracies and (unstable(a) or unstable(b)):  # a fact about the seeds, not a verdict
+        side = "below" if max(a) < min(b) else "above" if min(a) > max(b) else None
+        return (f"{side}, seed for seed (a † cell: no verdict)," if side else
+                "not comparable (†: seeds more than 10 points apart) with")
     if not differ(a, b):
         return "within the spread of"
     return "above" if mean_std(a)[0] > mean_std(b)[0] else "below"

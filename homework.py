@@ -1259,6 +1259,8 @@ def answers(folder, smoke=False):
         print(f"[{i}/{len(EXERCISES)}] done in {seconds / 60:.1f} min ({time.strftime('%H:%M')}"
               f", load {os.getloadavg()[0]:.1f})", flush=True)
     total = sum(t["seconds"] for t in times.values())
+    loads = ", ".join(f"{i}: {t['load']}" for i, t in sorted(times.items(), key=lambda it: int(it[0]))
+                      if "load" in t) or "none"
     cores = os.cpu_count()
     sections = [read(folder, f"ex{i}.md") for i in range(1, len(EXERCISES) + 1)]
     key.write("ANSWERS.md", f"""{KEY_TITLE}
@@ -1266,9 +1268,9 @@ def answers(folder, smoke=False):
 Written by `python homework.py answers {folder}{" --smoke" if smoke else ""}`. Every number below
 is read from the records this run wrote (`records.jsonl`, beside this file; each run's printout
 in `logs/`), and every figure drawn from them. The eight measurements took
-{total / 60:.1f} minutes in all (each exercise's own time is at its end), on {cores} CPU cores;
-the last call began at a load average of {load[0]:.1f} (CPU shared with other work inflates the
-times). {"SMOKE SIZE: 2 steps a run and one seed; the words compare nothing. " if smoke else ""}Three seeds
+{total / 60:.1f} minutes in all (each exercise's own time is at its end; JOBS = {JOBS} runs at
+once), on {cores} CPU cores; where other work shares them the times grow (each exercise's load
+average as it finished, where recorded: {loads}; this call began at {load[0]:.1f}). {"SMOKE SIZE: 2 steps a run and one seed; the words compare nothing. " if smoke else ""}Three seeds
 per setting wherever settings are compared; a difference inside the seeds' spread is no
 difference (records.differ), and each sentence below is a measurement (it cites its records),
 an explanation that names its test, or a hypothesis that says so.

@@ -896,8 +896,9 @@ fixed row puts on the right token the mean of its weights over the places p+1 ca
 which puts {A[1, -1, -1]:.2f} on the query itself. Measured ({measured}): MixiT's
 best induction score is {shown(scores["mixit"], 1, 2)} against Frozen-QK's
 {shown(scores["frozen_qk"], 1, 2)}, and its test accuracy is
-{compared(final_of(mx), final_of(fq))} Frozen-QK's ({shown(final_of(mx))} against {shown(final_of(fq))}). That training leaves A as drawn
-is measured above and tested by `test_training_changes_exactly_the_trainable_parameters[mixit]`.
+{compared(final_of(mx), final_of(fq))} Frozen-QK's ({shown(final_of(mx))} against
+{shown(final_of(fq))}). That training leaves A as drawn is measured above and tested by
+`test_training_changes_exactly_the_trainable_parameters[mixit]`.
 Hypothesis (not tested here): what MixiT scores above chance comes from its MLPs reading the
 fixed mixture of every token, not from any head that looks back.
 """
@@ -921,7 +922,8 @@ def answer_3(key):
     rows = [[f"width {w}"] + [shown(final_of(runs[w, n])) for n in sizes] for w in widths]
     lo, hi = sizes[0], sizes[-1]
     narrow, wide = widths[0], widths[-1]
-    gain = lambda rs: mean_std([r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in rs])[0]  # noqa: E731
+    gain = lambda rs: mean_std([r["history"][-1]["acc"] - r["history"][-2]["acc"]  # noqa: E731
+                                for r in rs])[0]
     climbing = [f"width {w}, N = {n}" for (w, n), rs in runs.items() if gain(rs) > 0.01]
     acc = {wn: final_of(rs) for wn, rs in runs.items()}
     tags = [f"ex3/needle{n}/w{w}" for w in widths for n in sizes]
@@ -934,8 +936,9 @@ accuracy (%) by width (rows) and pairs N (columns).
 
 **A good answer.** At width {narrow}, N = {hi} is {compared(acc[narrow, hi], acc[narrow, lo])}
 N = {lo}; at width {wide}, {compared(acc[wide, hi], acc[wide, lo])}. At N = {hi} width {wide} is
-{compared(acc[wide, hi], acc[narrow, hi])} width {narrow} ({cite(*tags)}). Still climbing at the end of the budget (the mean gain over the last
-evaluation above 1 point): {", ".join(climbing) or "none"}; a cell still climbing measures the
+{compared(acc[wide, hi], acc[narrow, hi])} width {narrow} ({cite(*tags)}). Still climbing at
+the end of the budget (the mean gain over the last evaluation above 1 point):
+{", ".join(climbing) or "none"}; a cell still climbing measures the
 budget, not the capacity. Why width should matter: with W_Q and W_K frozen, the query's score for
 each key is a fixed random bilinear form of the two tokens' (normalised) embeddings, and the
 learned embeddings must make the right key win against N - 1 others; a width of d gives d
@@ -1159,8 +1162,8 @@ def answer_7(key):
     plt.legend(fontsize=7)
     tags = [f"ex7/hop{k}" for k in hops]
     return f"""**Measured** ({", ".join(f"`{t}/d*`" for t in tags)}: each the test set of one
-data seed, n = {len(data_seeds)}): the test accuracy (%) of each trivial rule (tasks.baselines), and the share
-of scored positions whose answer is the current token itself.
+data seed, n = {len(data_seeds)}): the test accuracy (%) of each trivial rule (tasks.baselines),
+and the share of scored positions whose answer is the current token itself.
 
 {table(["k"] + rules + ["answer = current token (%)"], rows)}
 
@@ -1259,9 +1262,10 @@ def answers(folder, smoke=False):
         print(f"[{i}/{len(EXERCISES)}] done in {seconds / 60:.1f} min ({time.strftime('%H:%M')}"
               f", load {os.getloadavg()[0]:.1f})", flush=True)
     total = sum(t["seconds"] for t in times.values())
-    loads = ", ".join(f"{i}: {t['load']}" for i, t in sorted(times.items(), key=lambda it: int(it[0]))
-                      if "load" in t) or "none"
+    loads = ", ".join(f"{i}: {times[i]['load']}" for i in sorted(times, key=int)
+                      if "load" in times[i]) or "none"
     cores = os.cpu_count()
+    smoke_note = "SMOKE SIZE: 2 steps a run and one seed; the words compare nothing. " * smoke
     sections = [read(folder, f"ex{i}.md") for i in range(1, len(EXERCISES) + 1)]
     key.write("ANSWERS.md", f"""{KEY_TITLE}
 
@@ -1270,7 +1274,8 @@ is read from the records this run wrote (`records.jsonl`, beside this file; each
 in `logs/`), and every figure drawn from them. The eight measurements took
 {total / 60:.1f} minutes in all (each exercise's own time is at its end; JOBS = {JOBS} runs at
 once), on {cores} CPU cores; where other work shares them the times grow (each exercise's load
-average as it finished, where recorded: {loads}; this call began at {load[0]:.1f}). {"SMOKE SIZE: 2 steps a run and one seed; the words compare nothing. " if smoke else ""}Three seeds
+average as it finished, where recorded: {loads}; this call began at {load[0]:.1f}).
+{smoke_note}Three seeds
 per setting wherever settings are compared; a difference inside the seeds' spread is no
 difference (records.differ), and each sentence below is a measurement (it cites its records),
 an explanation that names its test, or a hypothesis that says so.

@@ -1068,8 +1068,14 @@ def answer_5(key):
             for s in stds]
     on = [s for s in stds if mean_std(final_of(runs[s]))[0] >= 0.9]
     tags = [f"ex5/needle/qk{s:g}" for s in stds]
-    switch = (f"the smallest init whose mean accuracy reaches 90% is {on[0]:g} (sigma^2 d = "
-              f"{on[0] ** 2 * 64:.3g})" if on else "no init reaches 90% at this budget")
+    switch = (f"the mean accuracy reaches 90% at sigma = {' and '.join(f'{s:g}' for s in on)} "
+              f"(sigma^2 d = {' and '.join(f'{s * s * 64:.3g}' for s in on)}) and at no other "
+              "init measured" if on else "no init reaches 90% at this budget")
+    too_large = "" if not on or stds[-1] in on else (
+        f" Above it, at sigma^2 d = {stds[-1] ** 2 * 64:.3g}, retrieval fails as well. Hypothesis "
+        "(not tested here): a spread far above 1 makes the frozen softmax nearly one-hot on "
+        "whichever key the random form favours, and a saturated softmax passes almost no "
+        "gradient back to the embeddings that would have to move it.")
     return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle-6, width 64, {RETRIEVE[3]} steps;
 the logits' spread is measured on an untrained model of each init (the first block, 200 test
 sequences).
@@ -1078,7 +1084,7 @@ sequences).
 
 {key.figure("ex5.png")}
 
-**A good answer.** Retrieval switches on with the init's scale: {switch} ({cite(*tags)}). The
+**A good answer.** Retrieval depends on the init's scale: {switch} ({cite(*tags)}). The
 spread: at init the input of q_proj is RMS-normalised, each of its d entries about 1; a query
 entry is a sum of d products with weights of variance sigma^2, so its variance is sigma^2 d, and
 so is a key entry's; q.k sums d_head products of two such entries (variance (sigma^2 d)^2 d_head),
@@ -1086,7 +1092,8 @@ and dividing by sqrt(d_head) leaves a standard deviation of sigma^2 d. The table
 third column against the second). With a spread far below 1 the frozen softmax is nearly uniform
 whatever the input, so the heads average instead of selecting; the paper's N(0, 1/d) gives a
 spread of 1. Hypothesis (not tested here): the norms' trainable gains can scale the input of
-q_proj up, so a small init slows retrieval more than it forbids it; a longer budget would tell.
+q_proj up, so a small init slows retrieval more than it forbids it; a longer budget would
+tell.{too_large}
 """
 
 

@@ -1122,8 +1122,8 @@ def answer_6(key):
 
 {key.figure("ex6.png")}
 
-**A good answer.** With {heads[-1]} heads MixiT ends {compared(hi, lo)} its run with {heads[0]}
-({shown(hi)} against {shown(lo)}; {cite(*tags)}). Each answer digit needs the two operand digits
+**A good answer.** With {heads[-1]} heads MixiT's final accuracy is {compared(hi, lo)} that
+with {heads[0]} ({shown(hi)} against {shown(lo)}; {cite(*tags)}). Each answer digit needs the two operand digits
 at fixed positions (digit i of a and of b), and those positions are the same in every sequence,
 so a fixed matrix can serve, if some head weights them enough to be read apart from the rest.
 One random matrix per block rarely does; every added head is another random draw, so more heads

@@ -749,7 +749,7 @@ def compared(a, b, accuracies=True):
     from records import differ, mean_std, unstable
     if accuracies and (unstable(a) or unstable(b)):  # a fact about the seeds, not a verdict
         side = "below" if max(a) < min(b) else "above" if min(a) > max(b) else None
-        return (f"{side}, seed for seed (a † cell: no verdict)," if side else
+        return (f"{side} (seed for seed; a † cell, so no verdict)" if side else
                 "not comparable (†: seeds more than 10 points apart) with")
     if not differ(a, b):
         return "within the spread of"
@@ -935,7 +935,8 @@ accuracy (%) by width (rows) and pairs N (columns).
 {key.figure("ex3.png")}
 
 **A good answer.** At width {narrow}, N = {hi} is {compared(acc[narrow, hi], acc[narrow, lo])}
-N = {lo}; at width {wide}, {compared(acc[wide, hi], acc[wide, lo])}. At N = {hi} width {wide} is
+N = {lo}; at width {wide} it is {compared(acc[wide, hi], acc[wide, lo])} N = {lo}. At N = {hi}
+width {wide} is
 {compared(acc[wide, hi], acc[narrow, hi])} width {narrow} ({cite(*tags)}). Still climbing at
 the end of the budget (the mean gain over the last evaluation above 1 point):
 {", ".join(climbing) or "none"}; a cell still climbing measures the
@@ -1211,6 +1212,10 @@ def answer_8(key):
     gap = {v: mean_std(loss[v])[0] - mean_std(loss["standard"])[0] for v in ("frozen_qk", "mixit")}
     closer = "Standard" if abs(gap["frozen_qk"]) < abs(gap["mixit"] - gap["frozen_qk"]) else "MixiT"
 
+    from records import differ
+    ties = ", ".join(f"{a} and {b}" for a, b in zip(order, order[1:])
+                     if not differ(loss[a], loss[b])) or "none"
+
     def vs(a, b):  # a loss: lower is better
         word = compared(a, b, accuracies=False)
         return {"above": "worse than", "below": "better than"}.get(word, word)
@@ -1221,7 +1226,8 @@ def answer_8(key):
 
 {key.figure("ex8.png")}
 
-**A good answer.** The ranking, best first: {", ".join(order)} ({cite(*tags)}). Frozen-QK's loss
+**A good answer.** The ranking, best first: {", ".join(order)} ({cite(*tags)}); neighbours
+whose losses lie within each other's spread are no ranking: {ties}. Frozen-QK's loss
 is {gap['frozen_qk']:+.3f} nats/byte from Standard's and {gap['frozen_qk'] - gap['mixit']:+.3f} from
 MixiT's, so it is closer to {closer}: its loss is {vs(loss['frozen_qk'], loss['standard'])}
 Standard's, and {vs(loss['frozen_qk'], loss['mixit'])} MixiT's.

@@ -689,15 +689,14 @@ class Key:
     def cells(self, settings):
         """{tag: args} -> {tag: its records, a seed each}. Every run tag/s<seed> (python mixit.py
         LAPTOP args --seed <seed>, with "{seed}" in args replaced) that the records do not hold
-        yet, or whose --save checkpoint is gone, is trained: JOBS at a time, each in a process of
-        its own with one thread, as run_all.sh runs them."""
+        yet is trained: JOBS at a time, each in a process of its own with one thread, as
+        run_all.sh runs them."""
         todo, done = [], self.done()
         for tag, args in settings.items():
             for s in self.seeds:
-                argv = [a.replace("{seed}", str(s)) for a in args] + ["--seed", str(s)]
-                saved = argv[argv.index("--save") + 1] if "--save" in argv else None
-                if f"{tag}/s{s}" not in done or (saved and not os.path.exists(saved)):
-                    todo.append((f"{tag}/s{s}", argv))
+                if f"{tag}/s{s}" not in done:
+                    todo.append((f"{tag}/s{s}", [a.replace("{seed}", str(s)) for a in args]
+                                 + ["--seed", str(s)]))
         with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:  # each waits on its process
             list(pool.map(lambda job: self.train(*job), todo))
         done = self.done()

@@ -12,6 +12,8 @@ import json
 import math
 import os
 import re
+import subprocess
+import sys
 import textwrap
 
 import matplotlib
@@ -489,7 +491,7 @@ def draw_strength(record):
     the attention logits for inputs of RMS 1), averaged over heads and blocks."""
     fields = {f.name for f in dataclasses.fields(mixit.Config)}  # older records hold a few more
     given = {k: v for k, v in record["config"].items()
-             if k in fields and k not in ("load", "save", "out", "tag")}
+             if k in fields and k not in ("load", "save", "save_steps", "out", "tag")}
     cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
     _, model, *_ = mixit.build(cfg, verbose=False)
     C, H = cfg.n_embd, cfg.n_head
@@ -506,3 +508,156 @@ def draw_strength(record):
             M = Wq.transpose(1, 2) @ Wk / math.sqrt(C // H)  # (H, C, C): x^T M y is a logit
             values.append(float(M.pow(2).mean().sqrt() * C))
     return sum(values) / len(values)
+
+
+# -----------------------------------------------------------------------------
+# Attention forming: the heads of one training run on induction, step by step (claim 2's picture)
+
+# One run per row, at the setting of plots/attention_*_quick.png (run_all.sh --quick, Table 1's
+# induction cell, seed 0), with a checkpoint every 25 steps (mixit.py --save_steps). Frozen-QK's
+# heads form while its W_Q, W_K stay at their random init; Standard's form sooner; MixiT's map is
+# a buffer, the same at every step.
+FORMING_ARGS = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
+                "--eval_interval 200 --batch_size 256 --steps 400 --task induction --task_size 12 "
+                "--seed 0 --dtype float32 --examples 0").split()
+FORMING_STEPS = list(range(0, 401, 25))
+FORMING_STRIP = (0, 100, 200, 300, 400)  # the PNG's columns; the GIF shows every step
+FORMING_ROWS = ("frozen_qk", "standard", "mixit")
+FORMING_DATA = "results/forming_quick.json"  # the scores, step by step (the checkpoints are not
+# committed: results/ckpt/ is git-ignored)
+
+
+def forming_path(v, step=None):
+    """The run's final checkpoint, or its snapshot after `step` steps (mixit.py --save_steps)."""
+    path = f"results/ckpt/forming/quick_induction_{v}.pt"
+    return path if step is None else mixit.snapshot_path(path, step)
+
+
+def forming_command(v):
+    return (["mixit.py", *FORMING_ARGS, "--variant", v, "--out", "results/extra.jsonl",
+             "--tag", f"x/forming/induction/{v}/s0", "--save", forming_path(v),
+             "--save_steps", ",".join(map(str, FORMING_STEPS))])
+
+
+def load_model(path):
+    """A checkpoint's model and task (the task's fixed test set from the checkpoint's config)."""
+    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.load_state_dict(mixit.load_checkpoint(path)["model"])
+    return task, model
+
+
+def forming_data(paths):
+    """{step: checkpoint} of one run -> its scores at each step: {"steps", "checkpoints",
+    "scores" (induction_scores at each step), "heads": {"previous": [layer, head], "induction":
+    [layer, head]}}. The heads followed are the last step's best previous-token head and best
+    induction head, each the head of highest score over every layer."""
+    steps = sorted(paths)
+    scores = []
+    for s in steps:
+        task, model = load_model(paths[s])
+        scores.append(induction_scores(model, task))
+    last = scores[-1]
+    heads = {k: list(max(((l, h) for l in range(len(last)) for h in range(len(last[l][k]))),
+                         key=lambda lh: last[lh[0]][k][lh[1]])) for k in ("previous", "induction")}
+    return {"steps": steps, "checkpoints": [paths[s] for s in steps], "scores": scores,
+            "heads": heads}
+
+
+def forming_maps(paths, heads):
+    """{step: {"previous": map, "induction": map}}: the two heads' attention (T, T) on the first
+    test sequence, and where that sequence's query appeared before."""
+    maps = {}
+    for step, path in paths.items():
+        task, model = load_model(path)
+        x = task.test[0][:1]
+        with torch.no_grad():
+            _, _, atts = model(x, return_hidden=True)
+        maps[step] = {k: atts[l][0, h].float().numpy() for k, (l, h) in heads.items()}
+    p = int((x[0, :-1] == x[0, -1]).float().argmax())
+    return maps, p
+
+
+def draw_forming(data):
+    """plots/attention_forming_quick.png (a row per head, a column per step of FORMING_STRIP,
+    and the induction score at every step) and plots/attention_forming_quick.gif (a frame per
+    step) from each row's checkpoints (into PLOT_DIR)."""
+    from matplotlib.animation import FuncAnimation, PillowWriter
+    rows = [(v, k) for v in data for k in (("induction",) if v == "mixit" else ("previous", "induction"))]
+    maps = {}
+    for v in data:
+        paths = dict(zip(data[v]["steps"], data[v]["checkpoints"]))
+        maps[v], p = forming_maps(paths, data[v]["heads"])
+    T = next(iter(maps[rows[0][0]].values()))["previous"].shape[0]
+    low = min(0.0, min(float(m[k].min()) for v in maps for m in maps[v].values() for k in m))
+
+    def score(v, k, i):
+        l, h = data[v]["heads"][k]
+        return data[v]["scores"][i][l][k][h]
+
+    def draw_map(ax, v, k, step):
+        l, h = data[v]["heads"][k]
+        ax.imshow(maps[v][step][k], cmap="viridis", vmin=low, vmax=1)
+        if k == "induction":  # the entry the induction score reads, on this sequence
+            ax.add_patch(plt.Rectangle((p + 0.5, T - 1.5), 1, 1, fill=False, edgecolor="red"))
+        i = data[v]["steps"].index(step)
+        what = "prev" if k == "previous" else "ind"
+        ax.set_title(f"{NAMES[v]} L{l}H{h}, step {step}\n{what} {score(v, k, i):.2f}", fontsize=7)
+        ax.set_xticks([])
+        ax.set_yticks([])
+
+    def draw_scores(ax, upto=None):
+        for j, v in enumerate(data):
+            ax.plot(data[v]["steps"], [score(v, "induction", i) for i in range(len(data[v]["steps"]))],
+                    "o-", color=f"C{j}", markersize=3, label=f"{NAMES[v]} (one seed)")
+        if upto is not None:
+            ax.axvline(upto, color="gray", linewidth=1)
+        ax.axhline(1 / T, color="gray", linestyle="--", linewidth=1, label=f"chance ≈ 1/{T}")
+        ax.set(xlabel="training step", ylabel="induction score", ylim=(-0.02, 1.02))
+        ax.legend(fontsize=7, loc="center right")
+
+    caption = ("Each map: attention of one test sequence (row = query, column = key; colour: "
+               "weight 0 dark to 1 yellow); red box: the token after the query's earlier "
+               "occurrence. ind: the induction score (mean attention from the query to that "
+               "token over 500 test sequences); prev: the previous-token score (mean attention "
+               "from t to t-1). MixiT's map is fixed, and its entries go below 0.")
+    fig = plt.figure(figsize=(1.9 * len(FORMING_STRIP), 1.9 * len(rows) + 2.6))
+    grid = fig.add_gridspec(len(rows) + 1, len(FORMING_STRIP), height_ratios=[1] * len(rows) + [1.3])
+    for r, (v, k) in enumerate(rows):
+        for c, step in enumerate(FORMING_STRIP):
+            draw_map(fig.add_subplot(grid[r, c]), v, k, step)
+    draw_scores(fig.add_subplot(grid[len(rows), :]))
+    fig.text(0.5, 0, "\n".join(textwrap.wrap(caption, 110)), ha="center", va="top", fontsize=7)
+    save("attention_forming_quick.png", "induction heads forming: the heads of one run per row, at steps of its training (quick)")
+
+    fig = plt.figure(figsize=(2.0 * len(rows), 4.6))
+    grid = fig.add_gridspec(2, len(rows), height_ratios=[1, 1])
+
+    def frame(i):
+        fig.clear()
+        step = FORMING_STEPS[i]
+        for c, (v, k) in enumerate(rows):
+            draw_map(fig.add_subplot(grid[0, c]), v, k, step)
+        draw_scores(fig.add_subplot(grid[1, :]), step)
+        fig.suptitle(f"induction heads forming (quick scale, one seed each): step {step}")
+    animation = FuncAnimation(fig, frame, frames=len(FORMING_STEPS))
+    animation.save(f"{PLOT_DIR}/attention_forming_quick.gif", writer=PillowWriter(fps=3), dpi=80)
+    plt.close(fig)
+
+
+def forming():
+    """Run what is missing of the forming runs (python mixit.py ..., records x/forming/* in
+    results/extra.jsonl), then write FORMING_DATA from their checkpoints and draw the figures."""
+    for v in FORMING_ROWS:
+        if not all(os.path.exists(forming_path(v, s)) for s in FORMING_STEPS):
+            subprocess.run([sys.executable, *forming_command(v)], check=True)
+    data = {v: forming_data({s: forming_path(v, s) for s in FORMING_STEPS}) for v in FORMING_ROWS}
+    with open(FORMING_DATA, "w") as f:
+        json.dump(data, f, indent=1)
+    draw_forming(data)
+
+
+if __name__ == "__main__":  # python figures.py forming: the attention-forming figures
+    if sys.argv[1:] != ["forming"]:
+        sys.exit("usage: python figures.py forming (report.py draws the other figures)")
+    forming()

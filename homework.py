@@ -5,6 +5,8 @@ what the students hand back, with tests that stay with the teacher.
     python homework.py handout DIR [PART ...]             # a student's copy, written into DIR
     python homework.py grade SUBMISSION                    # one: marks per part, each failure
     python homework.py grade SUB1 SUB2 ... > marks.csv     # a class: one CSV row a submission
+    python homework.py answers DIR                         # the answer key (TA): DIR/ANSWERS.md
+    python homework.py readme                              # README's exercise list, rewritten
 
 A part is a function or a method (`freeze`, `MixingAttention.forward`) of mixit.py or tasks.py
 that a grading test grades (the table GRADING below). Handing it out keeps its signature and
@@ -36,20 +38,32 @@ what a handed-out part computes.
     masked_loss; build() calls freeze), so blanking the part blanks every copy of it.
   - Only a part that a grading test grades can be handed out.
 
-Sections: the tables | finding and blanking a part | the handout | grading | command line.
-Only the standard library; pytest runs the tests in a subprocess.
+The exercises (EXERCISES) are written once, here: the handout's README and this repository's
+README render them, each with the time its measurement took in the answer key's run. The answer
+key (`answers`) is the teaching assistant's and never goes into the handout: for each exercise it
+trains the runs that answer it (three seeds wherever settings are compared), records them, and
+writes the numbers, a figure and the reasoning a good answer gives into DIR/ANSWERS.md. It
+resumes: a finished exercise (its DIR/ex<N>.md) is not run again, a finished run not trained
+again.
+
+Sections: the tables | finding and blanking a part | the handout | grading | the answer key |
+command line. Handing out and grading need only the standard library (pytest runs the tests in
+a subprocess); the answer key imports mixit.py, torch and matplotlib when it runs.
 """
 
 import argparse
 import ast
+import collections
 import concurrent.futures
 import csv
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -148,34 +162,84 @@ GRADING = {
 DEFAULT_PARTS = ["mixing_matrices", "MixingAttention.forward", "apply_rotary",
                  "CausalSelfAttention.forward", "freeze", "masked_loss", "sample_hop"]
 
-# The exercises the parts prepare, as the handout's README gives them: every command runs in
-# the handout itself (python mixit.py --help lists every flag).
+# The exercises the parts prepare, written once: the handout's README and this repository's
+# README render them (exercise_list), and `answers` measures each (ANSWERS, below). Every
+# command runs in the handout itself (python mixit.py --help lists every flag).
+Exercise = collections.namedtuple("Exercise", "question commands hand_in")
 EXERCISES = [
-    "Freeze V and O as well as Q and K: what is left to learn, and does copy still work? "
-    "`python mixit.py --task copy --variant frozen_qk --freeze v,o`; compare the trainable counts "
-    "it prints with those of `--variant frozen_qk` alone.",
-    "Look at MixiT's attention: `python -c \"import torch, mixit; print(mixit.mixing_matrices("
-    "4, 8, 8, torch.Generator().manual_seed(0))[1])\"` prints one head's matrix (a model's own "
-    "maps: `logits, hidden, maps = model(x, return_hidden=True)`). Why can no choice of V and O "
-    "make it an induction head?",
-    "How many needle pairs can Frozen-QK hold as the width grows? `python mixit.py --task needle "
-    "--variant frozen_qk --task_size N --n_embd W` for a few N and W; plot accuracy against N per "
-    "width.",
-    "Make a task MixiT cannot do but Standard can, and one that both can (a `sample_...` function "
-    "and a line of `TASKS` in tasks.py). Explain the difference in terms of what a fixed, "
-    "input-independent mixing matrix can express.",
-    "Sweep `--qk_init_std` from 0.005 to 0.5 for `--variant frozen_qk --task needle --n_embd 64`: "
-    "where does retrieval switch on, and how does that relate to the scores' spread sigma^2 d?",
-    "Give MixiT 1, 4, 16 and 64 heads (`--variant mixit --task add --task_size 4 --n_embd 64 "
-    "--n_head H`) and compare the learning curves (each run's history is a line of "
-    "results/runs.jsonl): why would more fixed random matrices help addition?",
-    "Find a setting of `hop` whose floor is above 50% and explain the shortcut: `python -c "
-    "\"import tasks; print(tasks.baselines(tasks.make_task('hop', 2)))\"` prints how far each "
-    "trivial rule gets at k = 2.",
-    "Run `python mixit.py --task lm --variant X` for every variant (standard, frozen_qk, "
-    "frozen_mlp, mixit, random) and rank them by validation bits per byte. Is Frozen-QK closer "
-    "to Standard or to MixiT?",
+    Exercise("Freeze V and O as well as Q and K: what is left to learn, and does copy still work?",
+             ("python mixit.py --task copy --variant frozen_qk --freeze v,o",
+              "python mixit.py --task copy --variant frozen_qk"),
+             "its trainable and frozen counts (printed first) beside those of `--variant "
+             "frozen_qk` alone, both runs' test accuracy, and which parts still learn"),
+    Exercise("Look at MixiT's attention: why can no choice of V and O make it an induction head?",
+             ("python -c \"import torch, mixit; print(mixit.mixing_matrices(4, 8, 8, "
+              "torch.Generator().manual_seed(0))[1])\"",
+              "python mixit.py --task induction --variant mixit",
+              "python mixit.py --task induction --variant frozen_qk"),
+             "the argument in a few lines (what a row of A weights, and what an induction head "
+             "must weight), and both variants' test accuracy on induction"),
+    Exercise("How many needle pairs can Frozen-QK hold as the width grows? Try a few numbers "
+             "of pairs N and widths W.",
+             ("python mixit.py --task needle --variant frozen_qk --task_size N --n_embd W",),
+             "a plot of test accuracy against N, a line per width, and what limits the pairs"),
+    Exercise("Make a task MixiT cannot do but Standard can, and one that both can (a `sample_...` "
+             "function and a line of `TASKS` in tasks.py).",
+             ("python mixit.py --task YOURS --variant standard",
+              "python mixit.py --task YOURS --variant mixit"),
+             "the two sampling functions, each variant's accuracy on each, and the difference "
+             "in terms of what a fixed, input-independent mixing matrix can express"),
+    Exercise("Sweep `--qk_init_std` from 0.005 to 0.5 for Frozen-QK on needle at width 64: where "
+             "does retrieval switch on, and how does that relate to the scores' spread sigma^2 d?",
+             ("python mixit.py --task needle --variant frozen_qk --n_embd 64 --qk_init_std S",),
+             "accuracy against S (or sigma^2 d), and why the spread of q.k/sqrt(d_head) is "
+             "sigma^2 d at init"),
+    Exercise("Give MixiT 1, 4, 16 and 64 heads on addition and compare the learning curves (each "
+             "run's history is a line of results/runs.jsonl): why would more fixed random "
+             "matrices help addition?",
+             ("python mixit.py --task add --task_size 4 --n_embd 64 --variant mixit --n_head H",),
+             "the four learning curves on one plot, and an explanation marked as tested or not"),
+    Exercise("Find a setting of `hop` whose floor (the best trivial rule) is above 50%, and "
+             "explain the shortcut.",
+             ("python -c \"import tasks; print(tasks.baselines(tasks.make_task('hop', 2)))\"",),
+             "the floors for a few k, and the shortcut, checked on the test set"),
+    Exercise("Rank every variant (standard, frozen_qk, frozen_mlp, mixit, random) by validation "
+             "loss on language modeling: is Frozen-QK closer to Standard or to MixiT?",
+             ("python mixit.py --task lm --variant X",),
+             "the ranking with each variant's validation loss (nats/byte) and bits per byte"),
 ]
+# What each exercise took in the answer key's run on a 2-core CPU (homework.py answers): read
+# when the lists are rendered
+TIMES = os.path.join(HERE, "results", "answers", "times.json")
+# The README's copy of the list lies between two of these lines (python homework.py readme)
+README_MARK = "<!--exercises: python homework.py readme writes this list-->"
+
+
+def exercise_list(times=TIMES):
+    """The exercises as Markdown, numbered: question, command, what to hand in, and (Time: ...)
+    the time the answer key's measurement of it took (every setting, three seeds) on a 2-core
+    CPU."""
+    took = json.load(open(times)) if os.path.exists(times) else {}
+    items = []
+    for i, ex in enumerate(EXERCISES, 1):
+        seconds = took.get(str(i), {}).get("seconds")
+        time = "" if seconds is None else (
+            f" (Time: {'under a minute' if seconds < 60 else f'{round(seconds / 60)} min'}.)")
+        run = "; ".join(f"`{c}`" for c in ex.commands)
+        text = f"{i}. {ex.question} Run: {run}. Hand in: {ex.hand_in}.{time}"
+        items.append(textwrap.fill(text, 100, subsequent_indent="   ", break_long_words=False,
+                                   break_on_hyphens=False))
+    return "\n".join(items)
+
+
+def write_readme_list(path=os.path.join(HERE, "README.md")):
+    """Rewrite the README's exercise list (between its two README_MARK lines) from EXERCISES."""
+    doc = read(os.path.dirname(path), os.path.basename(path))
+    if doc.count(README_MARK) != 2:
+        raise HomeworkError(f"{path} has not two '{README_MARK}' lines around its exercise list")
+    before, _, after = doc.split(README_MARK)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(before + README_MARK + "\n" + exercise_list() + "\n" + README_MARK + after)
 
 
 class HomeworkError(Exception):
@@ -305,7 +369,7 @@ def readme(parts, kit=HERE):
         signature = f"{part}({ast.unparse(node.args)})"
         rows.append(f"| {i} | `{signature}` | {where[part]} | {GRADING[part][0]} | "
                     f"`-k {keyword(part)}` | {GRADING[part][1]} |")
-    exercises = "\n".join(f"{i}. {text}" for i, text in enumerate(EXERCISES, 1))
+    exercises = exercise_list()
     width = len(PUBLIC_COMMAND + " -k masked_loss")  # the commands' comments in one column
     return f"""# Homework: does a Transformer need to *learn* its attention?
 
@@ -360,7 +424,8 @@ python mixit.py --variant mixit --task modadd --task_size 59   # but it adds mod
 ```
 
 Each run prints its test accuracy and appends a record (its settings and learning curve) to
-`results/runs.jsonl`. The exercises that the parts prepare:
+`results/runs.jsonl`. The exercises that the parts prepare (each time: what measuring it in full,
+every setting with three seeds, took on a 2-core CPU):
 
 {exercises}
 """
@@ -589,6 +654,651 @@ def feedback_name(submission, taken):
 
 
 # -----------------------------------------------------------------------------
+# The answer key (the teaching assistant's; never in the handout): each exercise measured
+
+# Every run of the key: the quick scale of run_all.sh (width 64, 2 layers, 4 heads, fp32), with
+# the retrieval tasks' budget; each exercise adds its own settings. --smoke cuts every run to
+# 2 steps and every sweep to its ends, one seed: for the test, not for reading.
+LAPTOP = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
+          "--eval_interval 100 --dtype float32 --device cpu --examples 0").split()
+RETRIEVE = ["--batch_size", "256", "--steps", "400"]
+SMOKE = ["--steps", "2", "--warmup", "1", "--eval_size", "64", "--eval_interval", "1"]
+JOBS = 2  # runs at once: one per core of a 2-core laptop
+# a run of the key: python mixit.py with the worked example's tasks (exercise 4) added to tasks.py's
+RUN = "import sys, homework, mixit; homework.register_pointer_tasks(); mixit.main(sys.argv[1:])"
+KEY_TITLE = "# Answer key (the teaching assistant's copy; do not hand it out)"
+
+
+class Key:
+    """The runs of an answer key in one folder: records.jsonl (a record per run, mixit.py's),
+    logs/ (each run's printout), ex<N>.md (a finished exercise's section), times.json."""
+
+    def __init__(self, folder, smoke=False):
+        self.dir, self.smoke = folder, smoke
+        self.seeds = [0] if smoke else [0, 1, 2]
+        self.records = os.path.join(folder, "records.jsonl")
+        for sub in ("logs", "ckpt"):
+            os.makedirs(os.path.join(folder, sub), exist_ok=True)
+
+    def done(self):
+        from records import read_records
+        return {r["config"]["tag"]: r for r in read_records(self.records)}
+
+    def sweep(self, values):
+        """A sweep's values; at smoke size only its two ends."""
+        return [values[0], values[-1]] if self.smoke else list(values)
+
+    def cells(self, settings):
+        """{tag: args} -> {tag: its records, a seed each}. Every run tag/s<seed> (python mixit.py
+        LAPTOP args --seed <seed>, with "{seed}" in args replaced) that the records do not hold
+        yet is trained: JOBS at a time, each in a process of its own with one thread, as
+        run_all.sh runs them."""
+        todo, done = [], self.done()
+        for tag, args in settings.items():
+            for s in self.seeds:
+                if f"{tag}/s{s}" not in done:
+                    todo.append((f"{tag}/s{s}", [a.replace("{seed}", str(s)) for a in args]
+                                 + ["--seed", str(s)]))
+        with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:  # each waits on its process
+            list(pool.map(lambda job: self.train(*job), todo))
+        done = self.done()
+        return {tag: [done[f"{tag}/s{s}"] for s in self.seeds] for tag in settings}
+
+    def train(self, tag, args):
+        """One run, its printout into logs/; a run that fails stops the key, naming its log."""
+        argv = LAPTOP + args + (SMOKE if self.smoke else []) + ["--out", self.records, "--tag", tag]
+        print(f"  run {tag}: python mixit.py {' '.join(args)}", flush=True)
+        log = os.path.join(self.dir, "logs", tag.replace("/", "_") + ".log")
+        with open(log, "w") as f:
+            done = subprocess.run([sys.executable, "-c", RUN, *argv], cwd=HERE, stdout=f,
+                                  stderr=subprocess.STDOUT,
+                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
+        if done.returncode:
+            raise HomeworkError(f"the run {tag} failed (exit {done.returncode}); see {log}")
+        record = self.done()[tag]
+        print(f"    {tag}: test accuracy {record['final']['acc']:.3f}, {record['wall_s']:.0f} s",
+              flush=True)
+
+    def write(self, name, text):
+        with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def figure(self, name):
+        """Save the current matplotlib figure as DIR/name; returns its Markdown."""
+        import matplotlib.pyplot as plt
+        plt.gcf().tight_layout()
+        plt.savefig(os.path.join(self.dir, name), dpi=100, bbox_inches="tight")
+        plt.close("all")
+        return f"![{name}]({name})"
+
+
+def pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def final_of(runs, key="acc"):
+    return [r["final"][key] for r in runs]
+
+
+def compared(a, b, accuracies=True):
+    """How cell a (values over seeds) stands to cell b, by records.differ: 'above', 'below' or
+    'within the spread of'; for accuracies, no verdict where either cell's seeds lie more than
+    10 points apart (records.unstable, the tables' †)."""
+    from records import differ, mean_std, unstable
+    if accuracies and (unstable(a) or unstable(b)):  # a fact about the seeds, not a verdict
+        side = "below" if max(a) < min(b) else "above" if min(a) > max(b) else None
+        return (f"{side} (seed for seed; a † cell, so no verdict)" if side else
+                "not comparable (†: seeds more than 10 points apart) with")
+    if not differ(a, b):
+        return "within the spread of"
+    return "above" if mean_std(a)[0] > mean_std(b)[0] else "below"
+
+
+def cite(*tags):
+    return "records " + ", ".join(f"`{t}/s*`" for t in tags)
+
+
+def shown(values, scale=100, digits=1):
+    from records import stat
+    return stat(values, scale, digits)
+
+
+def table(header, rows):
+    from records import table as md
+    return md(header, rows)
+
+
+def curves(ax, runs, label, color):
+    """Mean test accuracy (%) over seeds against the step, the seeds' spread shaded."""
+    from records import mean_std
+    steps = [h["step"] for h in runs[0]["history"]]
+    acc = [[100 * r["history"][i]["acc"] for r in runs] for i in range(len(steps))]
+    m, sd = zip(*(mean_std(a) for a in acc))
+    ax.plot(steps, m, color=color, label=f"{label} (n={len(runs)})")
+    ax.fill_between(steps, [a - b for a, b in zip(m, sd)], [a + b for a, b in zip(m, sd)],
+                    color=color, alpha=0.2)
+
+
+def answer_1(key):
+    """Exercise 1: Frozen-QK with V and O frozen too, on copy."""
+    settings = {"ex1/copy/frozen_qk": ["--variant", "frozen_qk"],
+                "ex1/copy/frozen_qk+vo": ["--variant", "frozen_qk", "--freeze", "v,o"]}
+    runs = key.cells({t: ["--task", "copy", "--task_size", "8", *RETRIEVE, *a]
+                      for t, a in settings.items()})
+    qk, vo = runs.values()
+    plt = pyplot()
+    for i, (t, rs) in enumerate(runs.items()):
+        curves(plt.gca(), rs, t.split("/")[-1], f"C{i}")
+    plt.gca().set(xlabel="step", ylabel="copy-8 test accuracy (%)")
+    plt.legend()
+    rows = [[f"`{t}`", f"{rs[0]['n_trainable']:,}", f"{rs[0]['n_frozen']:,}", shown(final_of(rs)),
+             shown(final_of(rs, "exact"))] for t, rs in runs.items()]
+    word = compared(final_of(vo), final_of(qk))
+    return f"""**Measured** ({cite(*runs)}): copy-8, {RETRIEVE[3]} steps.
+
+{table(["setting", "trainable", "frozen", "accuracy (%)", "exact (%)"], rows)}
+
+{key.figure("ex1.png")}
+
+**A good answer.** Freezing V and O as well leaves {vo[0]['n_trainable']:,} of
+{vo[0]['n_trainable'] + vo[0]['n_frozen']:,} parameters to train: the token embeddings, the
+norms' gains, the MLPs and the head (the counts are the runs' own, {cite(*runs)}; which
+tensors each part covers: `test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks`).
+Its copy accuracy is {word} that of Frozen-QK alone ({shown(final_of(vo))} against
+{shown(final_of(qk))}, {cite(*runs)}). What still learns where to look: the scores
+q.k are a fixed random bilinear form, but of RMSNorm(x), and x is built from the learned
+embeddings, so the embeddings and the norms' gains choose what the frozen form favours; the
+values are a fixed random image of each token, which the MLPs and the head learn to read.
+Hypothesis (not tested here): what the frozen V and O cost is the freedom to choose what each
+head writes, so the heads' outputs land in directions the model did not pick.
+"""
+
+
+def answer_2(key):
+    """Exercise 2: MixiT's fixed map, beside Frozen-QK's learned heads, on induction."""
+    import figures
+    import mixit
+    from runtime import append_record
+    ckpt = os.path.join(key.dir, "ckpt", "ex2-{variant}-s{seed}.pt")
+    settings = {f"ex2/induction/{v}": ["--task", "induction", "--task_size", "12", *RETRIEVE,
+                                       "--variant", v, "--save", ckpt.replace("{variant}", v)]
+                for v in ("mixit", "frozen_qk")}
+    runs = key.cells(settings)
+    # each run's heads, measured once from its checkpoint and kept as a record of their own
+    # (ex2/heads/<variant>/s<seed>), so that the key renders again without the checkpoints
+    for tag, args in settings.items():
+        v = tag.split("/")[-1]
+        for s in key.seeds:
+            path = ckpt.format(variant=v, seed=s)
+            if f"ex2/heads/{v}/s{s}" in key.done():
+                continue
+            if not os.path.exists(path):  # measured from a checkpoint that is gone: train again
+                key.train(f"{tag}/s{s}", [a.replace("{seed}", str(s)) for a in args]
+                          + ["--seed", str(s)])
+            task, model = figures.load_model(path)
+            heads = figures.induction_scores(model, task)
+            measured = {"config": {"tag": f"ex2/heads/{v}/s{s}", "checkpoint": path},
+                        "best_induction": max(max(layer["induction"]) for layer in heads)}
+            if v == "mixit":  # the trained A against the A a fresh model of that seed draws
+                cfg = mixit.resolve_config({"load": path, "seed": s, "device": "cpu", "out": ""})
+                fresh = mixit.build(cfg, verbose=False)[1]
+                measured["A_moved"] = max(float((b.attn.A - f.attn.A).abs().max())
+                                          for b, f in zip(model.blocks, fresh.blocks))
+            append_record(key.records, measured)
+    done = key.done()
+    scores = {v: [done[f"ex2/heads/{v}/s{s}"]["best_induction"] for s in key.seeds]
+              for v in ("mixit", "frozen_qk")}
+    moved = [done[f"ex2/heads/mixit/s{s}"]["A_moved"] for s in key.seeds]
+    # MixiT's matrices as seed 0 draws them (training leaves them so: A_moved), for the figure
+    cfg = mixit.resolve_config(mixit.parse_args(LAPTOP + ["--task", "induction", "--task_size",
+                                                          "12", "--variant", "mixit"]))
+    A = mixit.build(cfg, verbose=False)[1].blocks[-1].attn.A  # (H, T, T), the last block's
+    T = A.size(-1)
+    mx, fq = runs.values()
+    plt = pyplot()
+    fig, axes = plt.subplots(1, A.size(0) + 1, figsize=(2.4 * (A.size(0) + 1), 2.6))
+    for h in range(A.size(0)):
+        axes[h].imshow(A[h].numpy(), cmap="viridis")
+        axes[h].set_title(f"MixiT seed 0, last block, head {h}", fontsize=7)
+    from records import mean_std
+    for i, s in enumerate(scores.values()):
+        m, sd = mean_std(s)
+        axes[-1].bar(i, m, yerr=sd, color=f"C{i}", capsize=3)
+    axes[-1].axhline(1 / T, color="gray", linestyle="--", label=f"1/{T}")
+    axes[-1].set_xticks(range(len(scores)), ["MixiT", "Frozen-QK"])
+    axes[-1].set_title(f"best induction score (n={len(key.seeds)})", fontsize=7)
+    last_row = ", ".join(f"{w:.2f}" for w in A[1, -1].tolist())
+    expected = float(A[1, -1, 1:T - 1].mean())  # the follower p+1 is never the query itself
+    measured = cite(*runs, "ex2/heads/mixit", "ex2/heads/frozen_qk")
+    return f"""**Measured** ({measured}; induction with context 12, {RETRIEVE[3]} steps; the
+induction score is figures.induction_scores' on each run's checkpoint: the attention from the
+query to the token after its earlier occurrence, best head of each run, kept in ex2/heads).
+
+{table(["variant", "test accuracy (%)", "best induction score"],
+       [["MixiT", shown(final_of(mx)), shown(scores["mixit"], 1, 2)],
+        ["Frozen-QK", shown(final_of(fq)), shown(scores["frozen_qk"], 1, 2)]])}
+
+After training, MixiT's matrices differ from those a fresh model of the same seed draws by at
+most {max(moved):g} (every entry, every block, each of the {len(moved)} runs).
+
+{key.figure("ex2.png")}
+
+**A good answer.** Head h's output at the query position is sum_j A_h[T-1, j] V x_j: the weight
+on position j is a number fixed at initialization, the same for every input; here the last
+block's head 1 weights positions 0..{T - 1} by [{last_row}]. An induction head must put its
+weight on p+1, where p is wherever the query appeared before, and p changes from one sequence to
+the next. V and O act on each token alone, before and after the mixing, so they choose *what*
+each position contributes but never *which* positions are weighted. Averaged over sequences a
+fixed row puts on the right token the mean of its weights over the places p+1 can be
+(positions 1 to {T - 2}), where p is equally likely anywhere: {expected:.3f} for the row above,
+which puts {A[1, -1, -1]:.2f} on the query itself. Measured ({measured}): MixiT's
+best induction score is {shown(scores["mixit"], 1, 2)} against Frozen-QK's
+{shown(scores["frozen_qk"], 1, 2)}, and its test accuracy is
+{compared(final_of(mx), final_of(fq))} Frozen-QK's ({shown(final_of(mx))} against
+{shown(final_of(fq))}). That training leaves A as drawn is measured above and tested by
+`test_training_changes_exactly_the_trainable_parameters[mixit]`.
+Hypothesis (not tested here): what MixiT scores above chance comes from its MLPs reading the
+fixed mixture of every token, not from any head that looks back.
+"""
+
+
+def answer_3(key):
+    """Exercise 3: Frozen-QK's needle accuracy against the pairs, per width."""
+    sizes, widths = key.sweep([4, 12]), key.sweep([16, 64])
+    cells = key.cells({f"ex3/needle{n}/w{w}": ["--task", "needle", "--task_size", str(n),
+                       "--variant", "frozen_qk", "--n_embd", str(w), *RETRIEVE]
+                       for w in widths for n in sizes})
+    runs = {(w, n): cells[f"ex3/needle{n}/w{w}"] for w in widths for n in sizes}
+    from records import mean_std
+    plt = pyplot()
+    for i, w in enumerate(widths):
+        ms = [mean_std([100 * a for a in final_of(runs[w, n])]) for n in sizes]
+        plt.errorbar(sizes, [m for m, _ in ms], yerr=[s for _, s in ms], fmt="o-", capsize=3,
+                     color=f"C{i}", label=f"width {w} (n={len(key.seeds)})")
+    plt.gca().set(xlabel="key-value pairs N (task_size)", ylabel="test accuracy (%)")
+    plt.legend()
+    rows = [[f"width {w}"] + [shown(final_of(runs[w, n])) for n in sizes] for w in widths]
+    lo, hi = sizes[0], sizes[-1]
+    narrow, wide = widths[0], widths[-1]
+    gain = lambda rs: mean_std([r["history"][-1]["acc"] - r["history"][-2]["acc"]  # noqa: E731
+                                for r in rs])[0]
+    climbing = [f"width {w}, N = {n}" for (w, n), rs in runs.items() if gain(rs) > 0.01]
+    acc = {wn: final_of(rs) for wn, rs in runs.items()}
+    tags = [f"ex3/needle{n}/w{w}" for w in widths for n in sizes]
+    return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle, {RETRIEVE[3]} steps, test
+accuracy (%) by width (rows) and pairs N (columns).
+
+{table(["width"] + [f"N = {n}" for n in sizes], rows)}
+
+{key.figure("ex3.png")}
+
+**A good answer.** At width {narrow}, N = {hi} is {compared(acc[narrow, hi], acc[narrow, lo])}
+N = {lo}; at width {wide} it is {compared(acc[wide, hi], acc[wide, lo])} N = {lo}. At N = {hi}
+width {wide} is
+{compared(acc[wide, hi], acc[narrow, hi])} width {narrow} ({cite(*tags)}). Still climbing at
+the end of the budget (the mean gain over the last evaluation above 1 point):
+{", ".join(climbing) or "none"}; a cell still climbing measures the
+budget, not the capacity. Why width should matter: with W_Q and W_K frozen, the query's score for
+each key is a fixed random bilinear form of the two tokens' (normalised) embeddings, and the
+learned embeddings must make the right key win against N - 1 others; a width of d gives d
+numbers per token to do it with. That is an explanation, not a tested one here (hypothesis):
+testing it would need the accuracy at a fixed budget past the plateau.
+"""
+
+
+# The worked example of exercise 4: one sampler, two tasks. A string of L letters, then a
+# pointer token that names a position i, then the answer: the letter at i.
+#   pointer: i is drawn per sequence; first: i is always 0.
+# A fixed mixing matrix can route position 0 to the end (MixiT's sink head does exactly that), so
+# `first` needs no input-dependent attention; `pointer` needs to look where the pointer says,
+# which differs from sequence to sequence.
+def sample_pointer(B, gen, length, fixed=False):
+    """Tokens 0-25 are a..z, 26 + i the pointer @i. With L = 4, the string "dbca" and i = 2:
+
+        seq:  d b c a @2 c
+        x:    d b c a @2
+        y:    b c a @2 c
+        mask: . . . .  X       (only the letter pointed at is scored)
+    """
+    import torch
+    import tasks
+    string = tasks._randint(0, 26, (B, length), gen)
+    where = tasks._randint(0, length, (B, 1), gen)
+    if fixed:
+        where = torch.zeros_like(where)
+    seq = torch.cat([string, 26 + where, string.gather(1, where)], 1)  # (B, L + 2)
+    answer = torch.zeros_like(seq, dtype=torch.bool)
+    answer[:, -1] = True
+    return tasks.shift(seq, answer)
+
+
+def register_pointer_tasks():
+    """Add `pointer` and `first` to tasks.TASKS in this process (a student writes them into
+    tasks.py)."""
+    import functools
+    import tasks
+    import torch
+
+    def make(fixed, length, device, data_seed, n_test):
+        gen = torch.Generator(device).manual_seed(data_seed)
+        sample = functools.partial(sample_pointer, length=length, fixed=fixed)
+        itos = [chr(ord("a") + i) for i in range(26)] + [f"@{i}" for i in range(length)]
+        name = "first" if fixed else "pointer"
+        return tasks.Task(name, length, vocab_size=26 + length, block_size=length + 1, itos=itos,
+                          test=tasks.held_out_test(sample, n_test, gen, name, 2), sample=sample,
+                          note=f"{length} letters, a pointer, the letter it points at")
+    for name, fixed in (("pointer", False), ("first", True)):
+        tasks.TASKS.setdefault(name, (functools.partial(make, fixed), 16, 16, "string length",
+                                      dict(steps=400, lr=3e-3, batch_size=256)))
+
+
+def answer_4(key):
+    """Exercise 4: a task Standard learns and MixiT does not, and one both learn."""
+    register_pointer_tasks()
+    cells = key.cells({f"ex4/{t}/{v}": ["--task", t, "--task_size", "16", *RETRIEVE,
+                                        "--variant", v]
+                       for t in ("first", "pointer") for v in ("standard", "mixit")})
+    runs = {(t, v): cells[f"ex4/{t}/{v}"] for t in ("first", "pointer")
+            for v in ("standard", "mixit")}
+    plt = pyplot()
+    for i, (t, v) in enumerate(runs):
+        curves(plt.gca(), runs[t, v], f"{t}, {v}", f"C{i}")
+    plt.gca().set(xlabel="step", ylabel="test accuracy (%)")
+    plt.legend(fontsize=7)
+    rows = [[t, shown(final_of(runs[t, "standard"])), shown(final_of(runs[t, "mixit"]))]
+            for t in ("first", "pointer")]
+    tags = [f"ex4/{t}/{v}" for t, v in runs]
+    f_s, f_m = final_of(runs["first", "standard"]), final_of(runs["first", "mixit"])
+    p_s, p_m = final_of(runs["pointer", "standard"]), final_of(runs["pointer", "mixit"])
+    return f"""**The worked example**: one sampler, two tasks (homework.py, `sample_pointer`; a
+student writes them into tasks.py). A string of 16 letters, a pointer token `@i`, and the answer,
+the letter at position i. In `pointer` i is drawn for each sequence; in `first` it is always 0.
+Chance is 1/26 (3.8%).
+
+**Measured** ({cite(*tags)}): {RETRIEVE[3]} steps, test accuracy (%).
+
+{table(["task", "Standard", "MixiT"], rows)}
+
+{key.figure("ex4.png")}
+
+**A good answer.** On `first` MixiT is {compared(f_m, f_s)} Standard ({shown(f_m)} against
+{shown(f_s)}); on `pointer` it is {compared(p_m, p_s)} Standard ({shown(p_m)} against {shown(p_s)})
+({cite(*tags)}). The difference is not "position versus content": both tasks read a letter by its
+position. In `first` the position is the same for every sequence, and a fixed row of A can
+weight it (MixiT's sink head puts half of every row on position 0:
+`test_sink_head_is_half_self_half_first_token`). In `pointer` the position to read is named by
+the input, and a row of A weights every sequence's positions alike: the mixing cannot follow the
+pointer, while softmax attention's q.k can (a query made from `@i` that scores the key at
+distance 16 - i highest). Hypothesis (not tested here): given a much longer budget MixiT could
+climb on `pointer` through its MLPs, which can bind each letter to its position before a later
+block mixes them (as MixiT eventually copies short strings: README, claim 1).
+"""
+
+
+def answer_5(key):
+    """Exercise 5: Frozen-QK's init scale on needle, at width 64."""
+    import math
+    import mixit
+    import torch
+    stds = key.sweep([0.005, 0.02, 0.125, 0.5])
+    cells = key.cells({f"ex5/needle/qk{s:g}": ["--task", "needle", "--task_size", "6",
+                       "--variant", "frozen_qk", "--qk_init_std", f"{s:g}", *RETRIEVE]
+                       for s in stds})
+    runs = {s: cells[f"ex5/needle/qk{s:g}"] for s in stds}
+    spread = {}  # the measured spread of the first block's logits at init (no RoPE turn: a turn
+    for s in stds:  # keeps each vector's length), on the test set of the run's task
+        cfg = mixit.resolve_config(mixit.parse_args(LAPTOP + ["--task", "needle", "--task_size",
+                                   "6", "--variant", "frozen_qk", "--qk_init_std", f"{s:g}"]))
+        task, model, *_ = mixit.build(cfg, verbose=False)
+        with torch.no_grad():
+            attn, x = model.blocks[0].attn, model.blocks[0].norm1(model.wte(task.test[0][:200]))
+            B, T, C = x.shape
+            q, k = (p(x).view(B, T, 4, C // 4).transpose(1, 2) for p in (attn.q_proj, attn.k_proj))
+            spread[s] = float((q @ k.transpose(-2, -1) / math.sqrt(C // 4)).std())
+    from records import mean_std
+    plt = pyplot()
+    ms = [mean_std([100 * a for a in final_of(runs[s])]) for s in stds]
+    plt.errorbar([s * s * 64 for s in stds], [m for m, _ in ms], yerr=[sd for _, sd in ms],
+                 fmt="o-", capsize=3, label=f"Frozen-QK, needle-6 (n={len(key.seeds)})")
+    plt.xscale("log")
+    plt.gca().set(xlabel="sigma^2 d (the logits' spread at init)", ylabel="test accuracy (%)")
+    plt.legend()
+    rows = [[f"{s:g}", f"{s * s * 64:.3g}", f"{spread[s]:.3g}", shown(final_of(runs[s]))]
+            for s in stds]
+    on = [s for s in stds if mean_std(final_of(runs[s]))[0] >= 0.9]
+    tags = [f"ex5/needle/qk{s:g}" for s in stds]
+    switch = (f"the mean accuracy reaches 90% at sigma = {' and '.join(f'{s:g}' for s in on)} "
+              f"(sigma^2 d = {' and '.join(f'{s * s * 64:.3g}' for s in on)}) and at no other "
+              "init measured" if on else "no init reaches 90% at this budget")
+    too_large = "" if not on or stds[-1] in on else (
+        f" Above it, at sigma^2 d = {stds[-1] ** 2 * 64:.3g}, retrieval fails as well. Hypothesis "
+        "(not tested here): a spread far above 1 makes the frozen softmax nearly one-hot on "
+        "whichever key the random form favours, and a saturated softmax passes almost no "
+        "gradient back to the embeddings that would have to move it.")
+    return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle-6, width 64, {RETRIEVE[3]} steps;
+the logits' spread is measured on an untrained model of each init (the first block, 200 test
+sequences).
+
+{table(["qk_init_std sigma", "sigma^2 d", "logits' std at init", "test accuracy (%)"], rows)}
+
+{key.figure("ex5.png")}
+
+**A good answer.** Retrieval depends on the init's scale: {switch} ({cite(*tags)}). The
+spread: at init the input of q_proj is RMS-normalised, each of its d entries about 1; a query
+entry is a sum of d products with weights of variance sigma^2, so its variance is sigma^2 d, and
+so is a key entry's; q.k sums d_head products of two such entries (variance (sigma^2 d)^2 d_head),
+and dividing by sqrt(d_head) leaves a standard deviation of sigma^2 d. The table measures it (the
+third column against the second). With a spread far below 1 the frozen softmax is nearly uniform
+whatever the input, so the heads average instead of selecting; the paper's N(0, 1/d) gives a
+spread of 1. Hypothesis (not tested here): the norms' trainable gains can scale the input of
+q_proj up, so a small init slows retrieval more than it forbids it; a longer budget would
+tell.{too_large}
+"""
+
+
+def answer_6(key):
+    """Exercise 6: MixiT's heads on addition, the learning curves."""
+    heads = key.sweep([1, 4, 16, 64])
+    steps = "1000"
+    cells = key.cells({f"ex6/add/heads{h}": ["--task", "add", "--task_size", "4", "--variant",
+                       "mixit", "--n_head", str(h), "--batch_size", "128", "--steps", steps]
+                       for h in heads})
+    runs = {h: cells[f"ex6/add/heads{h}"] for h in heads}
+    plt = pyplot()
+    for i, h in enumerate(heads):
+        curves(plt.gca(), runs[h], f"{h} heads", f"C{i}")
+    plt.gca().set(xlabel="step", ylabel="add-4 test accuracy (%)")
+    plt.legend()
+    mid = len(runs[heads[0]][0]["history"]) // 2
+    rows = [[str(h), shown([r["history"][mid]["acc"] for r in runs[h]]), shown(final_of(runs[h]))]
+            for h in heads]
+    tags = [f"ex6/add/heads{h}" for h in heads]
+    lo, hi = final_of(runs[heads[0]]), final_of(runs[heads[-1]])
+    at = runs[heads[0]][0]["history"][mid]["step"]
+    return f"""**Measured** ({cite(*tags)}): MixiT on add-4, width 64, batch 128, {steps} steps.
+
+{table(["heads", f"accuracy at step {at} (%)", "final accuracy (%)"], rows)}
+
+{key.figure("ex6.png")}
+
+**A good answer.** With {heads[-1]} heads MixiT's final accuracy is {compared(hi, lo)} that
+with {heads[0]} ({shown(hi)} against {shown(lo)}; {cite(*tags)}). Each answer digit needs the two operand digits
+at fixed positions (digit i of a and of b), and those positions are the same in every sequence,
+so a fixed matrix can serve, if some head weights them enough to be read apart from the rest.
+One random matrix per block rarely does; every added head is another random draw, so more heads
+make it likelier that some head (and the sink) separates the positions the answer needs. That is
+a hypothesis, not tested here; the repo's Table 5 measures the same sweep at 4000 steps, and a
+test of the hypothesis would read each head's weight on the operand digits (A[answer, i] and
+A[answer, N+1+i]) against whether the run learns.
+"""
+
+
+def answer_7(key):
+    """Exercise 7: the floors of hop, and its shortcut (no training)."""
+    import tasks
+    hops, data_seeds = key.sweep([1, 2, 3, 4]), [12345 + s for s in key.seeds]
+    done = key.done()
+    for k in hops:
+        for d in data_seeds:
+            tag = f"ex7/hop{k}/d{d}"
+            if tag in done:
+                continue
+            task = tasks.make_task("hop", k, "cpu", d, 64 if key.smoke else 2000)
+            x, y, mask = task.test
+            record = {"config": {"tag": tag, "task": "hop", "task_size": k, "data_seed": d},
+                      "baselines": tasks.baselines(task),
+                      "answer_is_current": float((y == x)[mask].float().mean())}
+            print(f"  floor {tag}: {record['baselines']}", flush=True)
+            from runtime import append_record
+            append_record(key.records, record)
+    done = key.done()
+    cells = {k: [done[f"ex7/hop{k}/d{d}"] for d in data_seeds] for k in hops}
+    rules = list(cells[hops[0]][0]["baselines"])
+    rows = [[str(k)] + [shown([r["baselines"][rule] for r in cells[k]]) for rule in rules]
+            + [shown([r["answer_is_current"] for r in cells[k]])] for k in hops]
+    from records import mean_std
+    above = [k for k in hops if mean_std([max(r["baselines"].values()) for r in cells[k]])[0] > 0.5]
+    plt = pyplot()
+    for i, rule in enumerate(rules):
+        plt.bar([k + 0.35 * (i - 0.5) for k in hops],
+                [100 * mean_std([r["baselines"][rule] for r in cells[k]])[0] for k in hops],
+                width=0.35, label=rule, color=f"C{i}")
+    plt.axhline(50, color="gray", linestyle="--")
+    plt.gca().set(xlabel="hops k", ylabel="floor: test accuracy of the rule (%)")
+    plt.legend(fontsize=7)
+    tags = [f"ex7/hop{k}" for k in hops]
+    return f"""**Measured** ({", ".join(f"`{t}/d*`" for t in tags)}: each the test set of one
+data seed, n = {len(data_seeds)}): the test accuracy (%) of each trivial rule (tasks.baselines),
+and the share of scored positions whose answer is the current token itself.
+
+{table(["k"] + rules + ["answer = current token (%)"], rows)}
+
+{key.figure("ex7.png")}
+
+**A good answer.** The settings whose floor is above 50%: {", ".join(f"k = {k}" for k in above) or
+"none of those measured"} (records above). The shortcut is "answer the current token": the
+column on the right is the share of answers it gets right, and the rule "current token +
+position" learns it from the training data. At k = 1 it never works: no token equals the one
+before it, so the next token after the earlier occurrence is never the current one
+(`test_hop_has_no_adjacent_repeats_and_no_constant_shortcut`). At k = 2 the second hop starts
+from that follower, goes back to *its* earlier occurrence and steps forward: over 4 symbols that
+often lands on the token it started from, so the answer is the current token in the share the
+table gives. Measuring that share on the test set (the right column) is the check.
+"""
+
+
+def answer_8(key):
+    """Exercise 8: language modeling, every variant."""
+    variants = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
+    cells = key.cells({f"ex8/lm/{v}": ["--task", "lm", "--task_size", "64", "--variant", v,
+                       "--batch_size", "32", "--steps", "400", "--lr", "2e-3"]
+                       for v in variants})
+    runs = {v: cells[f"ex8/lm/{v}"] for v in variants}
+    from records import mean_std
+    order = sorted(variants, key=lambda v: mean_std(final_of(runs[v], "loss"))[0])
+    plt = pyplot()
+    for i, v in enumerate(variants):
+        for r in runs[v]:
+            plt.plot([h["step"] for h in r["history"]], [h["loss"] for h in r["history"]],
+                     color=f"C{i}", label=f"{v} (n={len(runs[v])})" if r is runs[v][0] else None)
+    plt.gca().set(xlabel="step", ylabel="validation loss (nats/byte)")
+    plt.legend()
+    rows = [[str(i), v, shown(final_of(runs[v], "loss"), 1, 3),
+             shown(final_of(runs[v], "bpb"), 1, 3)] for i, v in enumerate(order, 1)]
+    tags = [f"ex8/lm/{v}" for v in variants]
+    loss = {v: final_of(runs[v], "loss") for v in variants}
+    gap = {v: mean_std(loss[v])[0] - mean_std(loss["standard"])[0] for v in ("frozen_qk", "mixit")}
+    closer = "Standard" if abs(gap["frozen_qk"]) < abs(gap["mixit"] - gap["frozen_qk"]) else "MixiT"
+
+    from records import differ
+    ties = ", ".join(f"{a} and {b}" for a, b in zip(order, order[1:])
+                     if not differ(loss[a], loss[b])) or "none"
+
+    def vs(a, b):  # a loss: lower is better
+        word = compared(a, b, accuracies=False)
+        return {"above": "worse than", "below": "better than"}.get(word, word)
+    return f"""**Measured** ({cite(*tags)}): byte-level LM on Python's help text, context 64, width
+64, batch 32, 400 steps; validation loss (lower is better).
+
+{table(["rank", "variant", "loss (nats/byte)", "bits/byte"], rows)}
+
+{key.figure("ex8.png")}
+
+**A good answer.** The ranking, best first: {", ".join(order)} ({cite(*tags)}); neighbours
+whose losses lie within each other's spread are no ranking: {ties}. Frozen-QK's loss
+is {gap['frozen_qk']:+.3f} nats/byte from Standard's and {gap['frozen_qk'] - gap['mixit']:+.3f} from
+MixiT's, so it is closer to {closer}: its loss is {vs(loss['frozen_qk'], loss['standard'])}
+Standard's, and {vs(loss['frozen_qk'], loss['mixit'])} MixiT's.
+Why (hypothesis, in the paper's terms, not tested here): predicting the next byte of text leans
+on looking back at earlier bytes that depend on the input (a word begun, a name repeated), which
+random but input-dependent attention still does and a fixed mixing cannot. The repo's Table 2
+measures the same at width 128.
+"""
+
+
+ANSWERS = [answer_1, answer_2, answer_3, answer_4, answer_5, answer_6, answer_7, answer_8]
+
+
+def answers(folder, smoke=False):
+    """Run every exercise's measurement that has not finished (a finished one has its ex<N>.md)
+    and write folder/ANSWERS.md. Returns its path."""
+    import time
+    key = Key(folder, smoke)
+    times_path = os.path.join(folder, "times.json")
+    times = json.load(open(times_path)) if os.path.exists(times_path) else {}
+    t_start, load = time.time(), os.getloadavg()
+    for i, (ex, measure) in enumerate(zip(EXERCISES, ANSWERS), 1):
+        done = os.path.join(folder, f"ex{i}.md")
+        if os.path.exists(done):
+            print(f"[{i}/{len(EXERCISES)}] done already ({done})", flush=True)
+            continue
+        print(f"[{i}/{len(EXERCISES)}] {ex.question}", flush=True)
+        trained = lambda: {t for t, r in key.done().items() if "final" in r}  # noqa: E731
+        t0, before = time.time(), trained()
+        body = measure(key)
+        mine = [r for t, r in key.done().items() if t.startswith(f"ex{i}/")]
+        # the exercise's time: the wall time of the call that trained its runs (JOBS at once),
+        # with its measuring and drawing; a call that only renders keeps the time it finds
+        if trained() - before or str(i) not in times:
+            times[str(i)] = {"seconds": round(time.time() - t0, 1), "runs": len(mine),
+                             "run_seconds": round(sum(r.get("wall_s", 0) for r in mine), 1),
+                             "load": round(os.getloadavg()[0], 1)}
+        with open(times_path, "w") as f:
+            json.dump(times, f, indent=1)
+        seconds = times[str(i)]["seconds"]
+        run = "; ".join(f"`{c}`" for c in ex.commands)
+        key.write(f"ex{i}.md", f"## Exercise {i}\n\n**{ex.question}**\n\nThe student runs {run}."
+                  f" Hand in: {ex.hand_in}.\n\n{body}\n*Time of this measurement:"
+                  f" {seconds / 60:.1f} min ({len(mine)} records).*\n")
+        print(f"[{i}/{len(EXERCISES)}] done in {seconds / 60:.1f} min ({time.strftime('%H:%M')}"
+              f", load {os.getloadavg()[0]:.1f})", flush=True)
+    total = sum(t["seconds"] for t in times.values())
+    loads = ", ".join(f"{i}: {times[i]['load']}" for i in sorted(times, key=int)
+                      if "load" in times[i]) or "none"
+    cores = os.cpu_count()
+    smoke_note = "SMOKE SIZE: 2 steps a run and one seed; the words compare nothing. " * smoke
+    sections = [read(folder, f"ex{i}.md") for i in range(1, len(EXERCISES) + 1)]
+    key.write("ANSWERS.md", f"""{KEY_TITLE}
+
+Written by `python homework.py answers {folder}{" --smoke" if smoke else ""}`. Every number below
+is read from the records this run wrote (`records.jsonl`, beside this file; each run's printout
+in `logs/`), and every figure drawn from them. The eight measurements took
+{total / 60:.1f} minutes in all (each exercise's own time is at its end; JOBS = {JOBS} runs at
+once), on {cores} CPU cores; where other work shares them the times grow (each exercise's load
+average as it finished, where recorded: {loads}; this call began at {load[0]:.1f}).
+{smoke_note}Three seeds
+per setting wherever settings are compared; a difference inside the seeds' spread is no
+difference (records.differ), and each sentence below is a measurement (it cites its records),
+an explanation that names its test, or a hypothesis that says so.
+
+{chr(10).join(sections)}""")
+    return os.path.join(folder, "ANSWERS.md")
+
+
+# -----------------------------------------------------------------------------
 # Command line
 
 
@@ -599,7 +1309,8 @@ class Parser(argparse.ArgumentParser):
 
 def parse(argv):
     parser = Parser(prog="python homework.py", description=__doc__.strip().split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True, metavar="handout|grade")
+    commands = parser.add_subparsers(dest="command", required=True,
+                                     metavar="handout|grade|answers|readme")
     out = commands.add_parser("handout", help="write a student's copy")
     out.add_argument("dest", help="a new or empty folder")
     out.add_argument("parts", nargs="*", help=f"the parts (default: {' '.join(DEFAULT_PARTS)})")
@@ -611,12 +1322,24 @@ def parse(argv):
                          "(the table and every failure) into this folder, a file each")
     grading.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                          help="submissions graded at once (default: one per CPU)")
+    key = commands.add_parser("answers", help="the answer key (the TA's): run every exercise's "
+                              "measurement and write DIR/ANSWERS.md")
+    key.add_argument("dir", help="a folder; a finished exercise in it is not run again")
+    key.add_argument("--smoke", action="store_true", help="2 steps a run, one seed: a test")
+    commands.add_parser("readme", help="rewrite README.md's exercise list from EXERCISES")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     try:
         args = parse(sys.argv[1:] if argv is None else argv)
+        if args.command == "answers":
+            print(f"answer key written: {answers(args.dir, args.smoke)}")
+            return 0
+        if args.command == "readme":
+            write_readme_list()
+            print("README.md: the exercise list rewritten")
+            return 0
         if args.command == "handout":
             parts = handout(args.dest, args.parts)
             print(f"handed out {len(parts)} part(s) in {args.dest}: {', '.join(parts)}")

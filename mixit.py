@@ -39,7 +39,7 @@ from runtime import (BatchPool, Interrupted, Progress, agree, append_record, cat
                      check_memory, check_writable, command_line, compiled, data_parallel,
                      data_pool, environment, flags, init_distributed, load_checkpoint, load_state,
                      load_weights, pick_device, pick_dtype, rank_world, replica_checksums,
-                     resume_path, save_checkpoint, signalled)
+                     resume_path, save_checkpoint, signalled, snapshot_path, snapshot_steps)
 from tasks import UsageError
 
 VARIANTS = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
@@ -536,7 +536,8 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
             raise Interrupted(cfg, step, 1000 * progress.train_s / max(step, 1))
 
         # evaluate on the fixed test set (rank 0), and stop here if the stopping rule says so
-        if (step % cfg.eval_interval == 0 or step == cfg.steps) and not progress.evaluated(step):
+        snapshot = str(step) in cfg.save_steps.split(",")  # --save_steps: evaluate and save here too
+        if (step % cfg.eval_interval == 0 or step == cfg.steps or snapshot) and not progress.evaluated(step):
             sync()
             progress.stop_clock()
             if rank == 0:  # rank 0 alone evaluates; agree() hands its verdict to every rank
@@ -544,6 +545,8 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
                 progress.history.append({"step": step, "train_s": round(progress.train_s, 2), **m})
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
+                if snapshot:  # the model after `step` optimizer steps (figures.py: forming)
+                    save_checkpoint(snapshot_path(cfg.save, step), model, cfg)
             reason = agree(stop_reason(cfg, progress.history, task) if rank == 0 else None)
             if reason or step == cfg.steps:
                 record["stop"] = {"reason": reason or "reached --steps", "step": step}
@@ -656,9 +659,9 @@ class Config:
                              "state, same schedule); 0 = never")
     task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
                            "0 = the task's CPU-friendly default")
-    data: str = _f("", "lm: a text file (default: Python's own help text; 'stdlib': the standard "
-                       "library's sources, 25x larger); classify: the labelled texts, Yelp's CSV "
-                       "\"label\",\"text\" or label<TAB>text")
+    data: str = _f("", "lm: a text file (default: Python 3.11's help text, in corpus/; 'stdlib': "
+                       "its standard library's sources, 25x larger); classify: the labelled "
+                       "texts, Yelp's CSV \"label\",\"text\" or label<TAB>text")
     test_data: str = _f("", "classify: the test file (e.g. Yelp's test.csv); '' = hold out one "
                             "text in five by hash")
     # model
@@ -682,10 +685,8 @@ class Config:
                                 "the reference code uses sqrt(512 / n_embd), 1 at width 512")
     mixit_sink: bool = _f(True, "MixiT: head 0 of every block is a fixed 'sink' (half self, half "
                                 "first token), as in the reference code")
-    mixit_shipped: bool = _f(False, "MixiT as the reference ships it: v, o, gate, up and the head "
-                                    "times sqrt(512/d) (classify: sqrt(1/d)), down_proj times "
-                                    "sqrt(1/(4d)), the sink head with row 0 [0.5, 0, ...], and "
-                                    "for lm the residual 0.5 x + 0.866 f(x) (mixit.py, shipped_factors)")
+    mixit_shipped: bool = _f(False, "MixiT as the reference ships it: its width multipliers, the "
+                                    "sink's row 0 [0.5, 0, ...] and lm's residual (shipped_factors)")
     # training
     steps: int = _f(1500, "optimizer steps (0: only evaluate, e.g. a --load'ed checkpoint)")
     batch_size: int = _f(128, "sequences per step")
@@ -712,6 +713,8 @@ class Config:
     out: str = _f("results/runs.jsonl", "append one JSON record of the run here ('' = don't)")
     tag: str = _f("", "free-form label stored in the record (run_all.sh uses it)")
     save: str = _f("", "write a checkpoint here at the end (model, mixing matrices, config)")
+    save_steps: str = _f("", "with --save PATH, also evaluate and save the model after each of "
+                             "these steps (e.g. 0,50,100; 0: at init), as PATH_step{N}.pt")
     load: str = _f("", "start from this checkpoint; its model and task settings are used")
     resume: str = _f("", "save the training state here at each evaluation and on SIGINT/SIGTERM, "
                          "and continue from it if it exists; deleted once the record is written")
@@ -812,6 +815,7 @@ def resolve_config(given):
     if cfg.unfreeze_at and not frozen_parts(cfg):
         raise UsageError(f"--unfreeze_at: variant {cfg.variant} freezes nothing (add --freeze)")
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
+    cfg.save_steps = snapshot_steps(cfg.save_steps, cfg.save, cfg.steps)  # "0,50": as train() reads it
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)
@@ -823,8 +827,7 @@ def resolve_config(given):
 
 def settings(cfg, task, device, dtype):
     """The lines a run opens with: its task, model, training and testing, then every other
-    setting that is not its default, as the flag that gives it. (The record keeps the whole
-    config; printed whole, it was one line of 800 characters.)"""
+    setting that is not its default, as the flag that gives it (the record keeps the whole config)."""
     in_lines = {"task", "task_size", "variant", "n_layer", "n_head", "n_embd", "block_size",
                 "positions", "mlp_act", "residual", "steps", "batch_size", "lr", "warmup",
                 "weight_decay", "seed", "eval_size", "eval_interval", "out", "device", "dtype"}

@@ -320,8 +320,9 @@ def prose(doc):
 
 def unsupported(doc):
     """The sentences of doc that state a cause or a certainty (CERTAIN) with no source (a marked
-    number, a cell, record, test or table: SOURCE) and no mark of a hypothesis (HEDGE)."""
-    return [s for s in prose(doc)
+    number, a cell, record, test or table: SOURCE) and no mark of a hypothesis (HEDGE). The
+    sections that ask rather than state (UNREAD: the homework and its exercises) are skipped."""
+    return [s for s in prose(readable(doc))
             if CERTAIN.search(s) and not SOURCE.search(s) and not HEDGE.search(s)]
 
 
@@ -403,12 +404,16 @@ def bare(sentence, code=False):
     return re.sub(r"\(paper\b[^)]*\)|\bpaper: [^;.)]*", " ", s)
 
 
+def readable(doc):
+    """doc without its UNREAD sections (a "## " heading to the next), which no rule reads."""
+    return re.sub(rf"^## ({'|'.join(UNREAD)})\b.*?(?=^## |\Z)", "", doc, flags=re.S | re.M)
+
+
 def unruled(doc):
     """(kind, sentence) for each sentence of doc that types a number ('typed number') or
     compares without a marker or a hypothesis mark ('comparison'), as above."""
-    doc = re.sub(rf"^## ({'|'.join(UNREAD)})\b.*?(?=^## |\Z)", "", doc, flags=re.S | re.M)
     found = []
-    for s in prose(doc):
+    for s in prose(readable(doc)):
         word = bare(s)
         if TYPED.search(word):
             found.append(("typed number", s))

@@ -110,6 +110,22 @@ def environment(device, dtype):
 # Checkpoints and run records
 
 
+def snapshot_steps(text, save, steps):
+    """--save_steps as train() reads it ("0,50,100"): the steps after which the model is also
+    evaluated and saved (0: at init), each from 0 to --steps; they need --save (snapshot_path)."""
+    listed = [s.strip() for s in text.split(",") if s.strip()]
+    if listed and not (save and all(s.isdigit() and int(s) <= steps for s in listed)):
+        raise UsageError(f"--save_steps takes steps from 0 to --steps ({steps}), "
+                         f"comma-separated, and needs --save; got '{text}'")
+    return ",".join(str(int(s)) for s in listed)
+
+
+def snapshot_path(save, step):
+    """--save_steps' checkpoint after `step` steps: --save's path with _step{N} before its suffix."""
+    root, suffix = os.path.splitext(save)
+    return f"{root}_step{step}{suffix}"
+
+
 def save_checkpoint(path, model, cfg, **state):
     """Written to a temporary file first, so an interrupted save never destroys an old one.
     `state` (a resumable run's optimizer, generators, step, ...) is saved beside the model."""

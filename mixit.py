@@ -512,8 +512,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
 
     A signal (SIGINT, SIGTERM) saves the whole training state and stops; with --resume it is also
     saved at each evaluation, and continued from: the run ends as an uninterrupted one would.
-    The bookkeeping of both (runtime.Progress) and the batches drawn --data_pool at a time
-    (runtime.BatchPool) live in runtime.py."""
+    Its bookkeeping (runtime.Progress) and batch pool (runtime.BatchPool) live in runtime.py."""
     rank, world = rank_world()
     optimizer = make_optimizer(model, cfg, device)
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
@@ -528,6 +527,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
         print(f"resumed from {cfg.resume} at step {progress.start}")
     fwd, sync = compiled(model, cfg, device, world)  # evaluation calls the model itself
     train_fwd = data_parallel(model, cfg, device) if world > 1 else fwd  # DDP: gradients averaged
+    snapshots = {int(s) for s in cfg.save_steps.split(",") if s}  # --save_steps (resolve_config)
     progress.start_clock()  # the clock counts training only: it stops while the loop evaluates
     for step in range(progress.start, cfg.steps + 1):
         if signalled(may_sync=step % cfg.log_interval == 0):  # SIGINT, SIGTERM: save and stop
@@ -536,7 +536,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
             raise Interrupted(cfg, step, 1000 * progress.train_s / max(step, 1))
 
         # evaluate on the fixed test set (rank 0), and stop here if the stopping rule says so
-        snapshot = str(step) in cfg.save_steps.split(",")  # --save_steps: evaluate and save here too
+        snapshot = step in snapshots  # --save_steps: evaluate, and save the model, here too
         if (step % cfg.eval_interval == 0 or step == cfg.steps or snapshot) and not progress.evaluated(step):
             sync()
             progress.stop_clock()

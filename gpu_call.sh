@@ -60,7 +60,8 @@ mkdir -p "$KEEP"
 union "$KEEP/paper.jsonl" results/paper.jsonl
 union "$KEEP/paper-paused.jsonl" results/paper-paused.jsonl
 command -v nvidia-smi >/dev/null && nvidia-smi -L
-$PYTHON -c 'import torch; print("torch", torch.__version__)'
+# (torch's version from its package metadata: importing torch here would cost a second or two)
+$PYTHON -c 'from importlib.metadata import version; print("torch", version("torch"))'
 rc=0; args=("$@")
 
 mps_start() {  # NVIDIA's MPS control daemon, its pipe and log folders under /tmp

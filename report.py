@@ -9,9 +9,8 @@ Nothing here is typed by hand: every number comes from a record (mean ± std ove
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
 table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
 results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims and the tables;
-records.py reads the records and holds the rules (cells, prose), figures.py draws the figures,
-bench.py gives Table 7 and the efficiency tables.
+`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims and tables;
+records.py holds the rules (cells, prose), figures.py the figures, bench.py Table 7 and speed.
 """
 
 import argparse
@@ -958,6 +957,8 @@ def overclaims(paths=("README.md", FINDINGS)):
 def check():
     """Re-render everything from the records, in memory, and compare it with the committed
     files: a number typed by hand, or one left stale after new records, fails here."""
+    UNFOUND.clear()  # this check's renders alone (a process may have rendered before: the tests)
+    FILLED.clear()
     stale = []
     for scale in ("quick", "paper"):
         for path, text in render_all(scale, draw=False).items():
@@ -976,8 +977,7 @@ def check():
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"
-                                   if stale
-                                   else "every rendered block and number matches the records"))
+                                   if stale else "every rendered block and number matches the records"))
     return not stale
 
 

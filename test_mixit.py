@@ -1296,21 +1296,26 @@ def test_profile_takes_a_step_apart_and_appends_one_record(tmp_path):
 
 
 def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_path, monkeypatch):
-    """bench.py --pack 1,2: one and then two copies of the benchmark at once, one record per P
-    with their samples/s summed; PER_GPU's default (bench.py --per-gpu) is the P that got the
-    most at Table 1's induction shape, DEFAULT_PER_GPU before any such record; MPS's default
-    (bench.py --mps) is whether that best measurement ran under MPS (gpu_call.sh MPS=1)."""
+    """bench.py --pack: one copy of the benchmark, then two at once (those under MPS), one record
+    per P with their samples/s summed and whether MPS was up. PER_GPU's default (bench.py
+    --per-gpu) is the P that got the most at Table 1's induction shape, DEFAULT_PER_GPU before
+    any such record; MPS's default (bench.py --mps) is whether that best measurement ran under
+    MPS (gpu_call.sh MPS=1)."""
     import bench
     out = tmp_path / "gpu.jsonl"
     assert bench.best_packing(str(out)) == (bench.DEFAULT_PER_GPU, False)
-    rows = bench.pack(BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--batch_size", "8",
-                                    "--out", str(out), "--tag", bench.PACK_SHAPE], [1, 2])
+    flags = BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--batch_size", "8", "--out", str(out)]
+    # as gpu_call.sh measures: first without MPS, then with it (MPS_ACTIVE=1, set once the
+    # daemon is up), the latter's tags ending in -mps
+    rows = bench.pack(flags + ["--tag", bench.PACK_SHAPE], [1])
+    monkeypatch.setenv("MPS_ACTIVE", "1")
+    rows += bench.pack(flags + ["--tag", bench.PACK_SHAPE + "-mps"], [2])
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["config"]["tag"] for r in records] == [bench.PACK_SHAPE + "-P1", bench.PACK_SHAPE + "-P2"]
+    assert [r["config"]["tag"] for r in records] == [bench.PACK_SHAPE + "-P1", bench.PACK_SHAPE + "-mps-P2"]
     assert [len(r["ms_per_step"]) for r in rows] == [1, 2] and records[0]["config"]["variant"] == "standard"
-    assert not any(r["mps"] for r in rows)
-    best = max(rows, key=lambda r: r["samples_per_s"])["P"]
-    assert bench.best_packing(str(out)) == (best, False) and not list(tmp_path.glob("*.tmp"))
+    assert [r["mps"] for r in rows] == [False, True]
+    best = max(rows, key=lambda r: r["samples_per_s"])
+    assert bench.best_packing(str(out)) == (best["P"], best["mps"]) and not list(tmp_path.glob("*.tmp"))
 
     def add(tag, **pack):  # a record like the last one, newer, with another tag and result
         with open(out, "a") as f:
@@ -1320,13 +1325,12 @@ def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_pa
     add("gpu/pack-P64", P=64, samples_per_s=1e12, together=False)
     # nor does another shape's: samples/s of different shapes are not comparable
     add("gpu/pack-barrier-mixit16-w512-P4", P=4, samples_per_s=1e12)
-    assert bench.best_packing(str(out)) == (best, False)
-    # a measurement under MPS that got more: PER_GPU and MPS follow it
-    add(bench.PACK_SHAPE + "-mps-P2", P=2, samples_per_s=1e12, mps=True)
-    assert bench.best_packing(str(out)) == (2, True) and bench.best_per_gpu(str(out)) == 2
-    monkeypatch.setenv("MPS_ACTIVE", "1")  # what gpu_call.sh sets once the daemon is up
-    assert bench.pack(BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--batch_size", "8",
-                                    "--out", str(tmp_path / "mps.jsonl")], [1])[0]["mps"]
+    assert bench.best_packing(str(out)) == (best["P"], best["mps"])
+    # a measurement that got more: PER_GPU and MPS follow it, with MPS or without
+    add(bench.PACK_SHAPE + "-mps-P4", P=4, samples_per_s=1e12, mps=True)
+    assert bench.best_packing(str(out)) == (4, True) and bench.best_per_gpu(str(out)) == 4
+    add(bench.PACK_SHAPE + "-P8", P=8, samples_per_s=2e12, mps=False)
+    assert bench.best_packing(str(out)) == (8, False) and bench.best_per_gpu(str(out)) == 8
 
 
 def test_pack_copies_wait_for_each_other_before_they_time(tmp_path, monkeypatch):

@@ -1296,7 +1296,7 @@ def test_profile_takes_a_step_apart_and_appends_one_record(tmp_path):
 
 
 def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_path, monkeypatch):
-    """bench.py --pack: one copy of the benchmark, then two at once (those under MPS), one record
+    """bench.py --pack: one copy of the benchmark, then (under MPS) one and two at once, one record
     per P with their samples/s summed and whether MPS was up. PER_GPU's default (bench.py
     --per-gpu) is the P that got the most at Table 1's induction shape, DEFAULT_PER_GPU before
     any such record; MPS's default (bench.py --mps) is whether that best measurement ran under
@@ -1309,11 +1309,12 @@ def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_pa
     # daemon is up), the latter's tags ending in -mps
     rows = bench.pack(flags + ["--tag", bench.PACK_SHAPE], [1])
     monkeypatch.setenv("MPS_ACTIVE", "1")
-    rows += bench.pack(flags + ["--tag", bench.PACK_SHAPE + "-mps"], [2])
+    rows += bench.pack(flags + ["--tag", bench.PACK_SHAPE + "-mps"], [1, 2])
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["config"]["tag"] for r in records] == [bench.PACK_SHAPE + "-P1", bench.PACK_SHAPE + "-mps-P2"]
-    assert [len(r["ms_per_step"]) for r in rows] == [1, 2] and records[0]["config"]["variant"] == "standard"
-    assert [r["mps"] for r in rows] == [False, True]
+    assert [r["config"]["tag"] for r in records] == [bench.PACK_SHAPE + suffix
+                                                     for suffix in ("-P1", "-mps-P1", "-mps-P2")]
+    assert [len(r["ms_per_step"]) for r in rows] == [1, 1, 2] and records[0]["config"]["variant"] == "standard"
+    assert [r["mps"] for r in rows] == [False, True, True]
     best = max(rows, key=lambda r: r["samples_per_s"])
     assert bench.best_packing(str(out)) == (best["P"], best["mps"]) and not list(tmp_path.glob("*.tmp"))
 

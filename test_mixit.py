@@ -9,8 +9,9 @@ Run them with
 a process that ran out of tests half of the other's; without those flags one process runs them
 all, in about twice the time.) Every model here is tiny (width 32, 4 heads, 2 layers) and every
 task small, so the whole file runs in under three minutes on a 2-core CPU. Each test checks one
-property, said in its docstring; the sections follow the order of mixit.py: model, MixiT's mixing matrices, freezing,
-tasks, training, checkpoints, command line, learning-rate schedule; then report.py's tables.
+property, said in its docstring; the sections follow the order of mixit.py: model, MixiT's
+mixing matrices, freezing, tasks, training, checkpoints, command line, learning-rate schedule;
+then report.py's tables.
 """
 
 import ast

@@ -340,9 +340,10 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     for row in mixit_stdblock standard_mixblock; do
       cell "c4/memorize/$row/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 $(block_args $row) --seed $seed
     done
-    # claim 6: Table 6's width-64 Random never adds, so it has nothing to lose with depth. At width
-    # 256 it adds 3-digit numbers at 2 layers (99.6% in 1500 steps at lr 1e-2; 83% at width 128),
-    # so depth can take it away: 8 and 16 layers, where the paper's Random is down to about 23%.
+    # claim 6: Table 6's width-64 Random does not learn to add at any depth it ran
+    # (t6/add/random-L*), so depth has no accuracy to take from it. At width 256 it adds 3-digit
+    # numbers at 2 layers (99.6% in 1500 steps at lr 1e-2; 83% at width 128), so depth can take
+    # that away: 8 and 16 layers, where the paper's Random is down to about 23%.
     # MixiT runs the same setting with 64 heads (the paper's MixiT has 32-256) at lr 1e-3: at 1e-2
     # its 2-layer loss jumps from 1.75 to 2.65 as the warm-up ends, and at 3e-3 the 8-layer one
     # sits at 1.73 (29-33% accuracy, the floor is 27%) through step 800, where at 1e-3 it is 0.70

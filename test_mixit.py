@@ -3410,6 +3410,28 @@ def test_homework_blanks_bodies_but_keeps_signatures_and_docstrings():
             assert ast.dump(one[part]) == ast.dump(node), part
 
 
+def test_homework_grades_with_only_the_grading_tests_each_at_its_own_line():
+    """The copy of test_mixit.py that grades some parts (homework.only_tests) keeps every test
+    that grades them, with its decorators (parametrize), and every statement that is not a
+    test, each at its own line number, so that the feedback's lines are the kit's; every other
+    test is blank lines. (pytest then rewrites the asserts of those tests only.)"""
+    import ast
+    import homework
+    source = open(os.path.join(HERE, "test_mixit.py")).read()
+    nodes = homework.GRADING["sample_hop"][2] + homework.GRADING["masked_loss"][2]
+    keep = {node.split("[")[0] for node in nodes}
+
+    def kept(node):
+        return not (isinstance(node, ast.FunctionDef) and node.name.startswith("test")) or node.name in keep
+    graded = homework.only_tests(source, nodes)
+    want = [(ast.dump(n), n.lineno) for n in ast.parse(source).body if kept(n)]
+    assert [(ast.dump(n), n.lineno) for n in ast.parse(graded).body] == want
+    assert len(graded.splitlines()) == len(source.splitlines())
+    tests = [n for n in ast.parse(graded).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    assert {n.name for n in tests} == keep and any(n.decorator_list for n in tests)  # parametrized
+    assert all(old == new or new == "" for old, new in zip(source.splitlines(), graded.splitlines()))
+
+
 def test_homework_refuses_each_bad_input_in_one_line_with_a_nonzero_exit(tmp_path, capsys):
     """Every bad command line gets one line on stderr ("error: ..."), no traceback, exit status
     2, and writes nothing: no command, an unknown one, an unknown part (the line lists the parts
@@ -3558,6 +3580,8 @@ def test_homework_grades_a_class_trusting_only_the_graded_files(tmp_path, capsys
     i = failed.index("test_mixit.py::test_masked_loss_only_looks_at_masked_positions")
     assert re.fullmatch(r" +test_mixit\.py:\d+: assert torch\.allclose\(mixit\.masked_loss\("
                         r"logits, y, mask\), expected\)", failed[i + 1])
+    line, source = re.match(r" +test_mixit\.py:(\d+): (.*)", failed[i + 1]).groups()
+    assert open(os.path.join(HERE, "test_mixit.py")).read().splitlines()[int(line) - 1].strip() == source
     assert failed[i + 2].strip().startswith("E ") and "tensor(" in "".join(failed[i + 2:i + 5])
     assert "E   NotImplementedError: homework: sample_dyck;" in reports["extras"]
     assert re.match(r"not graded: .* is not a handout", reports["nothing"])

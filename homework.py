@@ -581,9 +581,9 @@ def where_and_why(name, frames, error):
 def only_tests(source, nodes):
     """The test file's source with only the tests of `nodes`: every other test function, with
     its decorators, becomes blank lines, so that each line keeps its number (the feedback cites
-    them). pytest rewrites the asserts of every test in a file it imports: for all 175 tests of
-    test_mixit.py that is about a second of each submission's grading, for the graded ones a
-    tenth of that."""
+    them). pytest rewrites the asserts of every test in a file it imports: for every test of
+    test_mixit.py that took 0.8 s of each submission's grading, for the 44 that grade all the
+    parts 0.1 s."""
     keep, lines = {node.split("[")[0] for node in nodes}, source.splitlines(keepends=True)
     for node in parsed(source).body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and node.name not in keep:

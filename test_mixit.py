@@ -8,7 +8,7 @@ Run them with
 (-n 2: pytest-xdist runs them in two processes, one per core of a small machine; worksteal hands
 a process that ran out of tests half of the other's; without those flags one process runs them
 all, in about twice the time.) Every model here is tiny (width 32, 4 heads, 2 layers) and every
-task small, so the whole file runs in under three minutes on a 2-core CPU. Each test checks one
+task small, so the whole file runs in about two minutes on a 2-core CPU. Each test checks one
 property, said in its docstring; the sections follow the order of mixit.py: model, MixiT's
 mixing matrices, freezing, tasks, training, checkpoints, command line, learning-rate schedule;
 then report.py's tables.

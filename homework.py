@@ -606,8 +606,9 @@ def grade(submission, parts, kit=HERE, timeout=GRADE_TIMEOUT_S):
         os.makedirs(folder)
         nodes = [node for part in parts for node in GRADING[part][2]]
         for name in GRADER_FILES:  # the kit's own tests (those that grade) and what they import
+            text = read(kit, name)
             with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
-                f.write(only_tests(read(kit, name), nodes) if name == TEST_FILE else read(kit, name))
+                f.write(only_tests(text, nodes) if name == TEST_FILE else text)
         for name in SOURCES:  # and only the graded files of the submission
             shutil.copyfile(os.path.join(submission, name), os.path.join(folder, name))
         with open(os.path.join(folder, "pytest.ini"), "w") as f:

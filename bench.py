@@ -20,6 +20,7 @@ end of this file (report.py places them).
 """
 
 import argparse
+import collections
 import dataclasses
 import fnmatch
 import functools
@@ -40,7 +41,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # (the op counter of
 import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
-from records import NAMES, pct, read_records, stale, stat, table
+from records import (NAMES, STEPS, budget_wanted, cell_of, load, pct, read_records, stale, stat,
+                     table)
 from runtime import BatchPool, append_record, compiled, data_pool, environment, pick_device
 
 # -----------------------------------------------------------------------------
@@ -606,6 +608,29 @@ def paused_file(records):  # results/paper.jsonl -> results/paper-paused.jsonl (
     return records.removesuffix(".jsonl") + "-paused.jsonl"
 
 
+def doubling_filter(lines, records):
+    """wanted(tag, argv): does the doubling rule (records.budget_wanted) ask for this run? A
+    ladder is a cell whose job list also holds CELL-steps<N> cells; every other run is wanted."""
+    budgets = collections.defaultdict(set)
+    for line in lines:
+        rung = STEPS.search(cell_of(line.split()[0]))
+        if rung:
+            budgets[STEPS.sub("", cell_of(line.split()[0]))].add(int(rung.group(1)))
+    for line in lines:  # each ladder's first budget: the base cell's own --steps
+        tag, *argv = line.split()
+        if cell_of(tag) in budgets:
+            budgets[cell_of(tag)].add(int(argv[argv.index("--steps") + 1]))
+    cells = load(records) if budgets else {}
+
+    def wanted(tag, argv):
+        base = STEPS.sub("", cell_of(tag))
+        if base not in budgets:
+            return True
+        steps, seed = int(argv[argv.index("--steps") + 1]), int(tag.rsplit("/s", 1)[1])
+        return budget_wanted(cells, base, sorted(budgets[base]), steps, seed)
+    return wanted
+
+
 def queue(joblist, records, price=False, models=None):
     """(line, minutes) of each run of a job list still to do, in priority order (stable within a
     priority). A line is done when the latest record of its tag ran its recipe; a benchmark when
@@ -617,8 +642,12 @@ def queue(joblist, records, price=False, models=None):
     # the step times of runs paused before they wrote a record (run_all.sh's run_one): they
     # price their shape where no finished run has
     paused = {t: r["ms_per_step"] for t, r in latest_records(paused_file(records)).items()}
-    for i, line in enumerate(open(joblist)):
+    lines = open(joblist).readlines()
+    wanted = doubling_filter(lines, records)
+    for i, line in enumerate(lines):
         tag, *argv = line.split()
+        if not wanted(tag, argv):
+            continue  # a budget of a ladder that the doubling rule does not ask for (yet)
         done = tag in latest
         minutes = 2 if price else None  # a benchmark takes a minute or two
         if "--bench" not in argv:

@@ -375,6 +375,69 @@ def outcome(tests, partly=1):
 
 
 # -----------------------------------------------------------------------------
+# Budgets chosen by doubling (issue 65). Under a schedule that decays to 0 (cosine), a run's last
+# evaluations come at a learning rate near 0, so "flat at its end" holds for any budget and says
+# nothing about capacity or convergence. A claim about capacity reads a cell at a budget B only
+# where the same cell given 2B steps (a run of its own, with its own schedule) moves its mean by
+# less than its seeds' spread (or SETTLED points, for seeds that agree). The budgets of a ladder
+# are cells of their own: CELL at its base budget, CELL-steps<N> at each doubling.
+LADDER_SEEDS = 3  # seeds at each budget tried; the budget a verdict reads gets READ_SEEDS
+READ_SEEDS = 5
+SETTLED = 1.0  # points: a doubling that moves the mean less than this (or the spread) settles it
+STEPS = re.compile(r"-steps(\d+)$")
+
+
+def ladder(cells, base):
+    """[(steps, cell)] of a cell's budgets that ran, smallest first: the base cell, then each
+    base-steps<N> cell."""
+    rungs = [(runs[0]["config"]["steps"], c) for c, runs in cells.items()
+             if runs and (c == base or (STEPS.search(c) and STEPS.sub("", c) == base))]
+    return sorted(rungs)
+
+
+def doubling(a, b):
+    """What doubling a cell's budget did, from its seeds' final accuracies at B (a) and 2B (b):
+    'settled' (the mean moved less than the larger spread, or SETTLED points), 'moved', 'noisy'
+    (a side is unstable, †: a verdict may not rest on it, so it is no evidence of settling), or
+    None while either side has fewer than LADDER_SEEDS seeds."""
+    if min(len(a), len(b)) < LADDER_SEEDS:
+        return None
+    if unstable(a) or unstable(b):
+        return "noisy"
+    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
+    return "settled" if 100 * abs(mb - ma) < max(100 * sa, 100 * sb, SETTLED) else "moved"
+
+
+def read_budget(cells, base, key="acc"):
+    """(cell, steps) of the budget a verdict reads: the first B of the ladder whose doubling (to
+    2B) settled; None where none has settled yet (the ladder goes on, run_all.sh --claims)."""
+    rungs = ladder(cells, base)
+    for (s, c), (s2, c2) in zip(rungs, rungs[1:]):
+        if s2 == 2 * s and doubling(final(cells, c, key), final(cells, c2, key)) == "settled":
+            return c, s
+    return None
+
+
+def budget_wanted(cells, base, budgets, steps, seed):
+    """Does the doubling rule want this run of a ladder? budgets: the ladder's steps, the base
+    cell's first (run_all.sh lists them all). A budget's first LADDER_SEEDS seeds run once the
+    budget below it has finished its seeds and every doubling below that one moved (or was
+    noisy); seeds up to READ_SEEDS run at the budget whose doubling settled, the one a verdict
+    reads."""
+    names = [base] + [f"{base}-steps{b}" for b in budgets[1:]]
+    fin = [final(cells, c) for c in names]
+    i = budgets.index(steps)
+    if any(doubling(fin[j], fin[j + 1]) not in ("moved", "noisy") for j in range(i - 1)):
+        return False  # a smaller budget settled (the verdict reads it), or one has not finished
+    if i > 0 and len(fin[i - 1]) < LADDER_SEEDS:
+        return False  # the budget below has not finished: its doubling waits for it
+    if seed < LADDER_SEEDS:
+        return True
+    return (seed < READ_SEEDS and i + 1 < len(budgets)
+            and doubling(fin[i], fin[i + 1]) == "settled")
+
+
+# -----------------------------------------------------------------------------
 # Words of comparison and typed numbers (issue 54). In a sentence about records (one that cites a
 # marked number, a cell, a table, a seed or n), a word that compares or counts (COMPARE) comes
 # from a marker that computes it (`vs:`, `share:`, `trend`, `floor`: "Numbers in prose", below),

@@ -418,6 +418,16 @@ def read_budget(cells, base, key="acc"):
     return None
 
 
+def capacity_cell(cells, base):
+    """(cell, settled) that a capacity claim reads of a ladder: its read_budget, settled; where
+    no doubling has settled, the largest budget that ran, not settled (None where nothing ran)."""
+    read = read_budget(cells, base)
+    if read:
+        return read[0], True
+    rungs = ladder(cells, base)
+    return (rungs[-1][1], False) if rungs else (None, False)
+
+
 def budget_wanted(cells, base, budgets, steps, seed):
     """Does the doubling rule want this run of a ladder? budgets: the ladder's steps, the base
     cell's first (run_all.sh lists them all). A budget's first LADDER_SEEDS seeds run once the
@@ -508,13 +518,15 @@ def unruled(doc):
 # against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
 # run, so no spread to be beyond), `share:LO,HI` the percentage of the gap from LO's mean to HI's
 # that this cell's mean covers and the word it earns (share_words: "most" only from 50%), `trend`
-# whether its runs were "still climbing at the end of its budget" (the accuracy rose by more than
-# a point, CLIMBING, over the last evaluation on average), "flat at the end of its budget" or
+# what its runs did over their last evaluation interval: "still rising" (the accuracy rose by more
+# than a point, CLIMBING, on average) or "level", with where that was the schedule's tail (a
+# learning rate near 0, where level is no test of convergence: doubling is, read_budget), or
 # "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
 # ("at the floor" where its mean ± std comes within a point of it, else "N points above the
 # floor"; for a loss, "N below the floor"). records.unruled: a word of comparison in prose about
 # records comes from one of these, or its sentence is marked as a hypothesis.
-CLIMBING = 0.01  # `trend`: a gain above this over the last evaluation is still climbing
+CLIMBING = 0.01  # `trend`: a mean gain above this over the last evaluation interval is rising
+TAIL = 0.1  # `trend`: a learning rate under this fraction of its peak is the schedule's tail
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 
 
@@ -635,9 +647,27 @@ def floor_words(values, found, key):
 
 
 def trend(runs):
-    """Where a cell's runs stood when they ended: solved, still climbing or flat (see NUMBER)."""
+    """What a cell's runs did over their last evaluation interval (see NUMBER): 'stopped at its
+    target' (--stop_acc), else 'still rising' (a mean gain above CLIMBING) or 'level', and where
+    the schedule had decayed there (the learning rate under TAIL of its peak, as cosine to 0 leaves
+    every run's end), that the words read its tail: level there is no test of convergence."""
     if all(r.get("stop", {}).get("reason", "").startswith("test accuracy") for r in runs):
         return "stopped at its target"
     gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
     climbing = sum(gains) / len(gains) > CLIMBING
-    return ("still climbing" if climbing else "flat") + " at the end of its budget"
+    tail = all(lr_fraction(r["config"], r["history"][-2]["step"]) < TAIL for r in runs)
+    words = ("still rising" if climbing else "level") + " over its last evaluation interval"
+    if not tail:
+        return words
+    return words + (", at its schedule's tail" if climbing else
+                    " (its schedule's tail, where the learning rate is near 0: no test of "
+                    "convergence)")
+
+
+def lr_fraction(config, step):
+    """The learning rate at a step as a fraction of its peak: mixit.get_lr's warm-up and cosine
+    to 0 (written again here so that reading records needs no model code)."""
+    warmup, steps = config["warmup"], config["steps"]
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, steps - warmup))))

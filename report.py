@@ -28,7 +28,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old,
                      outcome, over_spread, pct, read_records, record_values, same, stat, table,
-                     unruled, unstable, unsupported)
+                     unruled, unstable, unsupported, capacity_cell, doubling, ladder, READ_SEEDS,
+                     SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -177,25 +178,56 @@ def frozen_qk_retrieves(A):  # (2)
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
     L = A.longest
-    return on_each(A, {"add": (L("t3/add/mixit", "c3/add/mixit-heads64"), "t3/add/standard"),
-                       "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
-                       "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
-                       "memorize": (L("t4/memorize/mixit"), L("t4/memorize/standard"))},
-                   same, 3, vs=True)
+    # memorize reads claim 4's capacity cells at their read budgets (Table 12): a budget whose
+    # doubling has not settled leaves the memorize test open, settled both ways (records.outcome)
+    memorize = [capacity_cell(A.base, f"c4/memorize/{v}") for v in ("mixit", "standard")]
+    ours, tests, *rest = on_each(
+        A, {"add": (L("t3/add/mixit", "c3/add/mixit-heads64"), "t3/add/standard"),
+            "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
+            "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
+            "memorize": tuple(c if c else L(f"t4/memorize/{v}") for (c, _), v in
+                              zip(memorize, ("mixit", "standard")))}, same, 3, vs=True)
+    if memorize[0][0] and not all(settled for _, settled in memorize):
+        ours += " (memorize: doubling not settled, its test left open)"
+        tests = tests and tests[:3] + [None]
+    return (ours, tests, *rest)
 
 
-def capacity_order(A):  # (4), in bits per trainable parameter, at the plateau where it was run
-    mem = "c4/memorize" if A("c4/memorize/standard") else "t4/memorize"
-    b = {v: A(f"{mem}/{v}", "bits_per_param")
-         for v in ("standard", "frozen_qk", "mixit", "frozen_mlp")}
-    ours = " / ".join(A.text(f"{mem}/{v}", "bits_per_param", 1, 2) for v in b) + " bits/param"
-    where, reads = ("Table 11" if mem[0] == "c" else "Table 4"), [f"{mem}/{v}" for v in b]
-    if not all(b.values()):
-        return ours, None, 2, where, reads
-    tests = [beyond(b["standard"], b["frozen_qk"]),
-             over_spread(lambda q, x: abs(q - x) < 0.25 * q, b["frozen_qk"], b["mixit"]),
-             both(beyond(b["frozen_qk"], b["frozen_mlp"]), beyond(b["mixit"], b["frozen_mlp"]))]
-    return f"{ours} (n={config_of(A.cells, mem + '/')})", tests, 2, where, reads
+CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")  # claim 4's order, as the paper's
+
+
+def capacity_order(A):  # (4), in bits per trainable parameter, each cell read at capacity
+    """Claim 4 reads Table 11's capacity cells (`run_all.sh --claims`), each at the budget its
+    doubling settled (Table 12, records.read_budget) with READ_SEEDS seeds; where a cell has not
+    settled, or lacks those seeds, the row shows where it stands and gives no verdict. Without
+    those cells (the paper scale), Table 4's."""
+    if not A("c4/memorize/standard"):
+        b = {v: A(f"t4/memorize/{v}", "bits_per_param") for v in CAPACITY}
+        ours = " / ".join(A.text(f"t4/memorize/{v}", "bits_per_param", 1, 2) for v in b)
+        reads = [f"t4/memorize/{v}" for v in b]
+        if not all(b.values()):
+            return ours + " bits/param", None, 2, "Table 4", reads
+        return (f"{ours} bits/param (memorize-{config_of(A.cells, 't4/')}, read at a budget)",
+                capacity_tests(b), 2, "Table 4", reads)
+    read = {v: capacity_cell(A.cells, f"c4/memorize/{v}") for v in CAPACITY}
+    reads = [c for c, _ in read.values() if c]
+    ours = " / ".join(f"{A.text(c, 'bits_per_param', 1, 2)} ({A.cells[c][0]['config']['steps']})"
+                      for c, _ in read.values() if c)
+    ours += f" bits/param (steps) (memorize-{config_of(A.cells, 'c4/')})"
+    moving = [NAMES[v] for v, (c, settled) in read.items() if not settled]
+    few = [NAMES[v] for v, (c, settled) in read.items() if settled and len(A(c)) < READ_SEEDS]
+    if moving or few:
+        ours += ("; doubling has not settled: " + ", ".join(moving) if moving else "") + (
+            f"; fewer than {READ_SEEDS} seeds at the budget read: " + ", ".join(few) if few else "")
+        return ours, None, 2, "Tables 11, 12", reads
+    b = {v: A(c, "bits_per_param") for v, (c, _) in read.items()}
+    return ours, capacity_tests(b), 2, "Tables 11, 12", reads
+
+
+def capacity_tests(b):  # claim 4's rule on {variant: bits per parameter of each seed}
+    return [beyond(b["standard"], b["frozen_qk"]),
+            over_spread(lambda q, x: abs(q - x) < 0.25 * q, b["frozen_qk"], b["mixit"]),
+            both(beyond(b["frozen_qk"], b["frozen_mlp"]), beyond(b["mixit"], b["frozen_mlp"]))]
 
 
 def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come from Table 11's run
@@ -275,23 +307,27 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
 
 def mixit_cell(c):  # a MixiT cell of the tables (t3/add/mixit, t5/add/heads4, ...), not a twin
     return (c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads"))
-            and not c.endswith("-shipped"))
+            and not STEPS.sub("", c).endswith("-shipped"))
+
+
+def twin(c):  # a MixiT cell's -shipped twin; a budget's twin is the twin's budget (-shipped-steps<N>)
+    rung = STEPS.search(c)
+    return STEPS.sub("", c) + "-shipped" + (rung[0] if rung else "")
 
 
 def shipped_view(cells):
     """The cells with each MixiT cell replaced by its -shipped twin (--mixit_shipped), empty where
     it has not run: a row reads its parent's cells with MixiT changed only, or waits ('–')."""
-    return {c: cells.get(c + "-shipped", []) if mixit_cell(c) else runs
-            for c, runs in cells.items()}
+    return {c: cells.get(twin(c), []) if mixit_cell(c) else runs for c, runs in cells.items()}
 
 
 def as_shipped(judge):
     """A claim's judge read on shipped_view; its text and reads name the twins (checked for n, †)"""
     def judged(A):
         ours, *out, reads = judge(Reader(shipped_view(A.cells), A.cells))
-        twin = {c: c + "-shipped" for c in reads if mixit_cell(c)}
-        ours = re.sub(r"\b[\w/-]+", lambda m: twin.get(m[0], m[0]), ours)
-        return (ours, *out, [twin.get(c, c) for c in reads])
+        twins = {c: twin(c) for c in reads if mixit_cell(c)}
+        ours = re.sub(r"\b[\w/-]+", lambda m: twins.get(m[0], m[0]), ours)
+        return (ours, *out, [twins.get(c, c) for c in reads])
     return judged
 
 
@@ -626,12 +662,50 @@ def plateau_rows(cells):
     rows += [(f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)", c)
              for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
     rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
-    memorize = ["standard", "frozen_qk", "mixit", "frozen_mlp"] + [
-        v for v in ("mixit-shipped", "mixit_stdblock", "standard_mixblock")
-        if cells.get(f"c4/memorize/{v}")]
-    rows += [(NAMES[v] + " (memorize)", f"c4/memorize/{v}") for v in memorize]
-    return [[name, Cell(c), Cell(c, "bits_per_param", paper="t4/" + c[3:]) if c.startswith("c4/")
-             else "–", Cell(c, show="1000 steps earlier")] for name, c in rows]
+    for v in [v for v in CAPACITY_ROWS if cells.get(f"c4/memorize/{v}")]:  # each at its read budget
+        c, settled = capacity_cell(cells, f"c4/memorize/{v}")
+        how = ("" if settled else ", not settled by doubling" if v in LADDERED
+               else ", one budget: no doubling run")
+        rows.append((f"{NAMES[v]} (memorize, {steps(c)} steps{how})", c))
+    return [[name, Cell(c), Cell(c, "bits_per_param", paper="t4/memorize/" + STEPS.sub(
+        "", c.split("/")[2])) if c.startswith("c4/") else "–", Cell(c, show="1000 steps earlier")]
+            for name, c in rows]
+
+
+# claim 4's capacity cells (Table 12): the paper's four variants, MixiT as shipped and in
+# Standard's block; Standard in MixiT's block ran at the first budget only
+CAPACITY_ROWS = list(CAPACITY) + ["mixit-shipped", "mixit_stdblock", "standard_mixblock"]
+LADDERED = CAPACITY_ROWS[:-1]
+
+
+def budgets_tried(cells):  # every budget a capacity cell ran at, in steps
+    return sorted({s for v in CAPACITY_ROWS for s, _ in ladder(cells, f"c4/memorize/{v}")})
+
+
+def budget_rows(cells):
+    """Table 12: each capacity cell's accuracy at each budget tried, what each doubling did
+    (records.doubling) and the budget a verdict reads."""
+    rows = []
+    for v in CAPACITY_ROWS:
+        rungs = dict(ladder(cells, f"c4/memorize/{v}"))
+        if not rungs:
+            continue
+        row, below = [NAMES[v]], None
+        for s in budgets_tried(cells):
+            c = rungs.get(s)
+            text = entry(cells, c) if c else "–"
+            if c and below:
+                a, b = final(cells, below), final(cells, c)
+                moved = doubling(a, b)
+                text += (f"; {100 * (mean_std(b)[0] - mean_std(a)[0]):+.1f}, {moved}" if moved
+                         else "; waits for seeds")
+            row.append(text)
+            below = c
+        c, settled = capacity_cell(cells, f"c4/memorize/{v}")
+        row.append(f"{cells[c][0]['config']['steps']} steps" if settled else "no doubling run"
+                   if v not in LADDERED else f"not settled; next: {2 * max(rungs)} steps")
+        rows.append(row)
+    return rows
 
 
 def yelp_caption(cells):
@@ -666,8 +740,9 @@ TABLES = [
           [[NAMES[v]] + [Cell(f"{HOME[t]}/{v}") for t in T3] for v in VARIANTS + ["mixit-shipped"]],
           [[""] + [floor_of(HOME[t] + "/") for t in T3]]),
     Table("Table 4. Memorization capacity",
-          ": bits per trainable parameter = accuracy x n² log2 n / #trainable, 2-layer models; "
-          "[paper].",
+          ": bits per trainable parameter = accuracy x n² log2 n / #trainable, 2-layer models "
+          "(width {width:t4/memorize/standard}, {steps:t4/memorize/standard} steps: read at a "
+          "budget, not tested by doubling; claim 4 reads Tables 11 and 12); [paper].",
           ["variant", "bits / trainable param", "accuracy (%)", "trainable params"],
           [[NAMES[v], Cell(c, "bits_per_param", paper=True), Cell(c), Cell(c, show="trainable")]
            for v in VARIANTS + ["mixit-shipped"] for c in [f"t4/memorize/{v}"]],
@@ -704,14 +779,27 @@ TABLES = [
           "{steps:c3/dyck/mixit-heads64} steps (the paper's MixiT has 32-256 heads), Table 1's and "
           "3's unstable cells (copy, induction, modadd) given more steps, and memorization of a "
           "table that no variant holds whole "
-          "(n={size:c4/}, width {width:c4/memorize/standard}, {steps:c4/memorize/standard} steps): "
-          "test accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before the "
-          "end (where the two agree, the curve is flat).",
-          ["cell", "accuracy (%)", "bits / trainable param", "1000 steps earlier"],
+          "(n={size:c4/}, width {width:c4/memorize/standard}, each row at the budget it names: "
+          "Table 12): test accuracy (%), bits per trainable parameter, and the accuracy 1000 "
+          "steps before the end. Under the cosine schedule the learning rate is near 0 over those "
+          "steps: where the two agree, the schedule's tail changed little, which does not show "
+          "that more steps would not (Table 12 tests that by doubling).",
+          ["cell", "accuracy (%)", "bits / trainable param", "1000 steps before the end"],
           plateau_rows,
           [[f" ({t})", floor_of(prefix), "–", "–"] for t, prefix in
            (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))],
           when=lambda cells: any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells)),
+    # claim 4 read at capacity: each capacity cell's budgets (`run_all.sh --claims`)
+    Table("Table 12. Capacity budgets by doubling",
+          lambda cells: " (`run_all.sh --claims`, memorize n={size:c4/}, width "
+          "{width:c4/memorize/standard}): test accuracy (%) of each capacity cell at each budget "
+          "tried, each a run of its own with its own cosine schedule; after each doubling, the "
+          "change of the mean (points) and what it did: settled where it moved less than the "
+          f"larger of the two budgets' std or {SETTLED:g} point, noisy where a side is †, moved "
+          "otherwise (records.doubling). A cell is read at the first budget whose doubling "
+          f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again.",
+          lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
+          budget_rows, when=lambda cells: bool(budgets_tried(cells))),
     Table("Table 7. Training speed",
           " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
           "faster per sample than Standard.",

@@ -2134,14 +2134,17 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
     monkeypatch.chdir(tmp_path)
     os.makedirs("results")
 
-    def run(tag, accs, stop="reached --steps"):
-        return {"config": {"tag": tag}, "final": {"acc": accs[-1]}, "stop": {"reason": stop},
+    def run(tag, accs, stop="reached --steps"):  # cosine from step 0 to the last evaluation
+        return {"config": {"tag": tag, "warmup": 0, "steps": 100 * (len(accs) - 1)},
+                "final": {"acc": accs[-1]}, "stop": {"reason": stop},
                 "history": [{"step": 100 * i, "acc": a} for i, a in enumerate(accs)]}
     records = [run(f"x/high/s{i}", [0.5, a]) for i, a in enumerate([0.90, 0.91, 0.92])]
     records += [run(f"x/low/s{i}", [0.5, a]) for i, a in enumerate([0.50, 0.52, 0.51])]
     records += [run(f"x/wide/s{i}", [0.5, a]) for i, a in enumerate([0.80, 0.99, 0.90])]
     records += [run("x/one/s0", [0.3, 0.6]), run("x/flat/s0", [0.6, 0.605]),
-                run("x/solved/s0", [0.3, 1.0], "test accuracy 1.0 reached --stop_acc 0.999")]
+                run("x/solved/s0", [0.3, 1.0], "test accuracy 1.0 reached --stop_acc 0.999"),
+                # ten intervals: the last one starts at 2.4% of the peak learning rate
+                run("x/tail/s0", [0.1] * 9 + [0.6, 0.605]), run("x/tailrise/s0", [0.1] * 10 + [0.3])]
     with open("results/extra.jsonl", "w") as f:
         f.write("".join(json.dumps(r) + "\n" for r in records))
     word = lambda spec: report.fill_numbers(f"<!--= extra {spec} -->?<!--/-->", "x").split("-->")[1][:-5]  # noqa: E731
@@ -2150,12 +2153,124 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
     assert word("x/one acc vs:x/low") == "above (n = 1)"
     assert word("x/low acc share:x/low,x/high") == "0% (none)"
     assert word("x/wide acc share:x/low,x/high") == "97% (most)"
-    assert word("x/one acc trend") == "still climbing at the end of its budget"
-    assert word("x/flat acc trend") == "flat at the end of its budget"
+    # the trend words say what they measure: the last evaluation interval, and whether the
+    # schedule had decayed there (where level is no test of convergence: issue 65)
+    assert word("x/one acc trend") == "still rising over its last evaluation interval"
+    assert word("x/flat acc trend") == "level over its last evaluation interval"
+    assert word("x/tail acc trend") == ("level over its last evaluation interval (its schedule's "
+                                        "tail, where the learning rate is near 0: no test of "
+                                        "convergence)")
+    assert word("x/tailrise acc trend") == ("still rising over its last evaluation interval, at "
+                                            "its schedule's tail")
     assert word("x/solved acc trend") == "stopped at its target"
     planted = "Wide is <!--= extra x/wide acc vs:x/high -->above<!--/--> high.\n"
     assert report.fill_numbers(planted, "README.md") != planted  # --check compares these two
     assert not report.UNFOUND
+
+
+def ladder_cells(**budgets):
+    """Made-up capacity cells: ladder_cells(s6000=[accs], s12000=[...]) -> {cell: records}, the
+    first budget the base cell x/mem, the others x/mem-steps<N> (as run_all.sh names them)."""
+    cells = {}
+    for i, (key, accs) in enumerate(budgets.items()):
+        steps = int(key[1:])
+        cell = "c4/memorize/mixit" + (f"-steps{steps}" if i else "")
+        cells[cell] = [{"config": {"tag": f"{cell}/s{s}", "steps": steps, "task_size": 128},
+                        "final": {"acc": a, "bits_per_param": 10 * a}} for s, a in enumerate(accs)]
+    return cells
+
+
+def test_doubling_reads_a_cell_only_at_a_budget_that_doubling_no_longer_moves():
+    """Issue 65: a capacity cell is read at budget B only where the same cell at 2B (a run of its
+    own) moves its mean by less than the larger spread (or records.SETTLED points). A cell still
+    moving is doubled again, a † side settles nothing, and the next budget waits for the seeds of
+    the one below; five seeds run at the budget read, three at each other."""
+    import records
+    base, ladder = "c4/memorize/mixit", [6000, 12000, 24000, 48000]
+
+    def wanted(cells):
+        return [(b, s) for b in ladder for s in range(5)
+                if records.budget_wanted(cells, base, ladder, b, s)]
+    seeds3 = lambda b: [(b, s) for s in range(3)]  # noqa: E731
+    # nothing ran: the first budget's three seeds
+    assert wanted({}) == seeds3(6000)
+    # the first budget ran: its doubling runs, nothing beyond
+    moving = ladder_cells(s6000=[0.14, 0.15, 0.13])
+    assert wanted(moving) == seeds3(6000) + seeds3(12000)
+    # doubling moved it by 4.3 points against spreads of 1 and 0.5: double again
+    moving = ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.18, 0.19, 0.185])
+    assert records.doubling(records.final(moving, base), records.final(moving, base + "-steps12000")) == "moved"
+    assert records.read_budget(moving, base) is None
+    assert records.capacity_cell(moving, base) == (base + "-steps12000", False)
+    assert wanted(moving) == seeds3(6000) + seeds3(12000) + seeds3(24000)
+    # a doubling whose seeds have not all finished: the next budget waits for them
+    waiting = ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.18, 0.19])
+    assert wanted(waiting) == seeds3(6000) + seeds3(12000)
+    # settled: 12000 -> 24000 moved 0.3 points, inside the 1-point tolerance: read at 12000,
+    # with five seeds there, and no 48000
+    settled = ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.180, 0.190, 0.185],
+                           s24000=[0.186, 0.190, 0.188])
+    assert records.read_budget(settled, base) == (base + "-steps12000", 12000)
+    assert records.capacity_cell(settled, base) == (base + "-steps12000", True)
+    assert wanted(settled) == (seeds3(6000) + [(12000, s) for s in range(5)] + seeds3(24000))
+    # a spread wider than the move settles it too; a move wider than both spreads does not
+    wide = ladder_cells(s6000=[0.10, 0.14, 0.18], s12000=[0.13, 0.17, 0.15])
+    assert records.doubling(*[records.final(wide, c) for c in wide]) == "settled"
+    # noisy: seeds more than records.UNSTABLE points apart settle nothing: double again
+    noisy = ladder_cells(s6000=[0.10, 0.30, 0.20], s12000=[0.12, 0.30, 0.21])
+    assert records.doubling(*[records.final(noisy, c) for c in noisy]) == "noisy"
+    assert records.read_budget(noisy, base) is None and (24000, 0) in wanted(noisy)
+
+
+def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
+    """Claim 4 reads each cell at the budget its doubling settled, with records.READ_SEEDS seeds
+    there: while one cell still moves, or lacks those seeds, the row has no tests (verdict '–')
+    and says which; once all have settled it judges the cells at their read budgets."""
+    import records
+    import report
+
+    def cells_for(accs_by_variant):
+        cells = {}
+        for v, budgets in accs_by_variant.items():
+            for cell, runs in ladder_cells(**budgets).items():
+                cells[cell.replace("mixit", v, 1)] = [
+                    {**r, "config": {**r["config"], "tag": r["config"]["tag"].replace("mixit", v, 1)}}
+                    for r in runs]
+        return cells
+    flat = dict(s6000=[0.30, 0.31, 0.30, 0.30, 0.31], s12000=[0.305, 0.31, 0.30])
+    still = dict(s6000=[0.10, 0.11, 0.10, 0.10, 0.11], s12000=[0.20, 0.21, 0.20])
+    cells = cells_for({"standard": flat, "frozen_qk": flat, "mixit": still, "frozen_mlp": flat})
+    ours, tests, *_ , reads = report.capacity_order(report.Reader(cells))
+    assert tests is None and "doubling has not settled: MixiT" in ours
+    assert "c4/memorize/mixit-steps12000" in reads  # where it stands: its largest budget
+    # MixiT settles at 12000, but with three seeds there: still no verdict
+    cells = cells_for({"standard": flat, "frozen_qk": flat, "frozen_mlp": flat,
+                       "mixit": dict(still, s24000=[0.205, 0.21, 0.20])})
+    ours, tests, *_ = report.capacity_order(report.Reader(cells))
+    assert tests is None and f"fewer than {records.READ_SEEDS} seeds" in ours
+    cells["c4/memorize/mixit-steps12000"] += [
+        {"config": {"tag": f"c4/memorize/mixit-steps12000/s{s}", "steps": 12000, "task_size": 128},
+         "final": {"acc": 0.205, "bits_per_param": 2.05}} for s in (3, 4)]
+    ours, tests, *_, reads = report.capacity_order(report.Reader(cells))
+    assert tests is not None and "c4/memorize/mixit-steps12000" in reads
+    assert "c4/memorize/standard" in reads and "(12000)" in ours
+
+
+def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_path):
+    """bench.py --todo (run_all.sh) drops the rungs of a ladder that records.budget_wanted does
+    not ask for yet; every other line passes."""
+    import bench
+    line = ("{tag} --task memorize --task_size 16 --n_embd 16 --n_layer 1 --batch_size 64 "
+            "--steps {steps} --variant mixit --seed {seed}\n")
+    jobs = [line.format(tag=f"c4/memorize/mixit{'' if b == 600 else f'-steps{b}'}/s{s}",
+                        steps=b, seed=s) for s in range(5) for b in (600, 1200, 2400)]
+    jobs.append(line.format(tag="t4/memorize/mixit/s0", steps=600, seed=0))
+    (tmp_path / "jobs").write_text("".join(jobs))
+    records = tmp_path / "quick.jsonl"
+    records.write_text("")
+    left = [line.split()[0] for line in bench.todo(str(tmp_path / "jobs"), str(records))]
+    assert sorted(left) == sorted([f"c4/memorize/mixit/s{s}" for s in range(3)]
+                                  + ["t4/memorize/mixit/s0"])
 
 
 def test_the_committed_readme_and_findings_match_the_records(monkeypatch, capsys):

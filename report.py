@@ -28,8 +28,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old,
                      outcome, over_spread, pct, read_records, record_values, same, stat, table,
-                     unruled, unstable, unsupported, capacity_cell, doubling, ladder, READ_SEEDS,
-                     SETTLED, STEPS)
+                     unruled, unstable, unsupported, capacity_cell, doubling, ladder, LADDER_SEEDS,
+                     READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -410,6 +410,62 @@ def claim_rows(cells, need=1):
     return n, rows
 
 
+# Which verdicts rest on a budget (issue 65, item 3). A cell a verdict reads is at capacity where
+# its doubling settled (Table 12), or where no more steps can raise it: every seed at the ceiling
+# (99.5% or more) or stopped at its target. Any other accuracy cell is read at a budget. The
+# verdict is judged again with each such cell raised to 100% (its bits per parameter with it): a
+# bound on what more steps could do, so a verdict that changes there names the budget to double.
+CEILING = 0.995
+
+
+def budget_kind(cells, c):
+    """'doubling settled', 'doubling not settled', 'at its ceiling', 'a loss' or 'a benchmark'
+    (not bounded here) or 'budget' (read at a budget): what more steps could do to a cell a
+    verdict reads."""
+    base = STEPS.sub("", c)
+    if base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED:
+        return "doubling " + ("settled" if capacity_cell(cells, base)[1] else "not settled")
+    runs = cells.get(c, [])
+    if any("final" not in r for r in runs):
+        return "a benchmark"
+    if any(r["config"].get("task") == "lm" for r in runs):
+        return "a loss"
+    if runs and all(r["final"]["acc"] >= CEILING or r.get("stop", {}).get("reason", "")
+                    .startswith("test accuracy") for r in runs):
+        return "at its ceiling"
+    return "budget"
+
+
+def raised(runs):  # a cell's records as if more steps had taken each seed to 100%
+    def up(f):  # bits per parameter grow with the accuracy (the same table, the same model)
+        bits = f.get("bits_per_param")
+        return {**f, "acc": 1.0, **({"bits_per_param": bits / f["acc"]} if bits else {})}
+    return [{**r, "final": up(r["final"])} for r in runs]
+
+
+def verdict_budget_rows(cells, need=1):
+    """Table 13, one row per claims row: its verdict, the cells it reads at a budget, the verdict
+    with each raised to 100% where that differs, and its capacity cells not settled by doubling."""
+    rows = []
+    for claim, _, rule, judge in CLAIMS:
+        ours, tests, partly, where, reads = judge(Reader(cells))
+        now = verdict(tests, partly, reads, Reader(cells), rule, need)
+        kinds = {c: budget_kind(cells, c) for c in dict.fromkeys(reads) if c in cells}
+        at_budget = [c for c, kind in kinds.items() if kind == "budget"]
+        doubling_ = [c for c, kind in kinds.items() if kind == "doubling not settled"]
+        changed = []
+        for c in at_budget:
+            lifted = {**cells, c: raised(cells[c])}
+            _, t, p, _, r = judge(Reader(lifted))
+            then = verdict(t, p, r, Reader(lifted), rule, need)
+            if then != now:
+                changed.append(f"{c} → {then}")
+        rows.append([claim.split(".")[0], now, ", ".join(f"`{c}`" for c in at_budget) or "none",
+                     "; ".join(changed) or "no change",
+                     ", ".join(f"`{c}`" for c in doubling_) or "none"])
+    return rows
+
+
 def claim_verdicts(rows, scale):
     """FINDINGS' verdict sentence per claim, with its re-reading rows: one piece each."""
     by = collections.defaultdict(list)
@@ -702,8 +758,11 @@ def budget_rows(cells):
             row.append(text)
             below = c
         c, settled = capacity_cell(cells, f"c4/memorize/{v}")
+        top = max(rungs)
         row.append(f"{cells[c][0]['config']['steps']} steps" if settled else "no doubling run"
-                   if v not in LADDERED else f"not settled; next: {2 * max(rungs)} steps")
+                   if v not in LADDERED else f"not settled; next: {top} steps' seeds"
+                   if len(final(cells, rungs[top])) < LADDER_SEEDS else
+                   f"not settled; next: {2 * top} steps")
         rows.append(row)
     return rows
 
@@ -800,6 +859,19 @@ TABLES = [
           f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again.",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
+    # which verdicts rest on a budget (issue 65): the cells to double next
+    Table("Table 13. Verdicts that rest on a budget",
+          ": for each claims row, the accuracy cells it reads at a budget (neither settled by "
+          "doubling, Table 12, nor at their ceiling: every seed at "
+          f"{100 * CEILING:g}% or more, or stopped at its target), the verdict with each such cell "
+          "raised to 100% alone (a bound on what more steps could do: where it changes, that "
+          "cell's budget is the one to double next), and the capacity cells whose doubling has "
+          "not settled (the row waits for them). Losses (claim 8) and benchmarks (claim 7) are "
+          "not bounded here.",
+          ["row", "verdict", "cells read at a budget", "verdict with one raised to 100%",
+           "doubling not settled"],
+          lambda cells: verdict_budget_rows(cells),
+          when=lambda cells: any(c.startswith("c4/") for c in cells)),
     Table("Table 7. Training speed",
           " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
           "faster per sample than Standard.",

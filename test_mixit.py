@@ -2256,6 +2256,35 @@ def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     assert "c4/memorize/standard" in reads and "(12000)" in ours
 
 
+def test_a_cell_rests_on_its_budget_unless_doubling_settled_it_or_it_is_at_its_ceiling():
+    """Table 13 (issue 65): what more steps could do to a cell a verdict reads. A capacity cell
+    answers by its doubling; a cell whose every seed is at the ceiling, or stopped at its target,
+    cannot rise; any other accuracy cell is read at a budget, and is bounded by raising each seed
+    to 100% (its bits per parameter with it)."""
+    import report
+
+    def runs(cell, accs, stop="reached --steps", task="add"):
+        return [{"config": {"tag": f"{cell}/s{i}", "task": task, "steps": 6000, "task_size": 8},
+                 "final": {"acc": a, "bits_per_param": 2 * a}, "stop": {"reason": stop}}
+                for i, a in enumerate(accs)]
+    cells = {"t3/add/standard": runs("t3/add/standard", [1.0, 0.997, 0.999]),
+             "t5/add/heads1": runs("t5/add/heads1", [0.24, 0.25, 0.23]),
+             "t3/dyck/mixit": runs("t3/dyck/mixit", [0.9]),
+             "t3/dyck/standard": runs("t3/dyck/standard", [0.99, 0.995], "test accuracy 0.99 reached"),
+             "t2/lm/mixit": runs("t2/lm/mixit", [0.3], task="lm"),
+             **ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.18, 0.19, 0.185])}
+    kind = lambda c: report.budget_kind(cells, c)  # noqa: E731
+    assert kind("t3/add/standard") == "at its ceiling"  # 99.7% and up: no room to rise
+    assert kind("t3/dyck/standard") == "at its ceiling"  # each seed stopped at its target
+    assert kind("t3/dyck/mixit") == "budget"
+    assert kind("t5/add/heads1") == "budget" and kind("t2/lm/mixit") == "a loss"
+    assert kind("c4/memorize/mixit") == kind("c4/memorize/mixit-steps12000") == "doubling not settled"
+    up = report.raised(cells["t5/add/heads1"])
+    assert [r["final"]["acc"] for r in up] == [1.0] * 3
+    assert [round(r["final"]["bits_per_param"], 6) for r in up] == [2.0] * 3
+    assert cells["t5/add/heads1"][0]["final"]["acc"] == 0.24  # the records themselves unchanged
+
+
 def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_path):
     """bench.py --todo (run_all.sh) drops the rungs of a ladder that records.budget_wanted does
     not ask for yet; every other line passes."""

@@ -62,11 +62,14 @@ import functools
 import json
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,6 +85,7 @@ GRADER_FILES = ["runtime.py", TEST_FILE]
 # what a student receives besides the blanked sources and the README written here
 HANDOUT_FILES = ["runtime.py", PUBLIC_TESTS, "requirements.txt", "corpus"]  # corpus/: lm's texts
 GRADE_TIMEOUT_S = 600  # an endless loop in a student's code must not hang the grader
+KEEP = ".grades"  # where a class's grades are kept as they are made, without --feedback
 
 # part: (points, the exercises it prepares, the tests that grade it). Each test is a full node
 # id of TEST_FILE, one per parameter, so a part counts the same tests on every run. Each part's
@@ -166,41 +170,56 @@ DEFAULT_PARTS = ["mixing_matrices", "MixingAttention.forward", "apply_rotary",
                  "CausalSelfAttention.forward", "freeze", "masked_loss", "sample_hop"]
 
 # The exercises the parts prepare, written once: the handout's README and this repository's
-# README render them (exercise_list), and `answers` measures each (ANSWERS, below). Every
-# command runs in the handout itself (python mixit.py --help lists every flag).
+# README render them (exercise_list), and `answers` measures each (ANSWERS, below) by running
+# these very commands: each `python mixit.py` command here is the one source of its exercise's
+# settings. A word in capitals (N, W, S, H, X, YOURS) is the value the student chooses; the key
+# puts its sweep there (mixit_args), adds only --seed, --tag, --out, --resume (and, for exercise
+# 2, --save), which change no number, and leaves every setting the command does not give at
+# mixit.py's default. Each command states --dtype float32, so that every CPU computes alike, and
+# its steps, width and task size, so that the whole key fits about 20 minutes on 2 CPU cores.
+# Every command runs in the handout itself (python mixit.py --help lists every flag).
 Exercise = collections.namedtuple("Exercise", "question commands hand_in")
+F32 = "--dtype float32"
 EXERCISES = [
     Exercise("Freeze V and O as well as Q and K: what is left to learn, and does copy still work?",
-             ("python mixit.py --task copy --variant frozen_qk --freeze v,o",
-              "python mixit.py --task copy --variant frozen_qk"),
+             (f"python mixit.py --task copy --variant frozen_qk --freeze v,o --n_embd 64 "
+              f"--steps 600 {F32}",
+              f"python mixit.py --task copy --variant frozen_qk --n_embd 64 --steps 600 {F32}"),
              "its trainable and frozen counts (printed first) beside those of `--variant "
              "frozen_qk` alone, both runs' test accuracy, and which parts still learn"),
     Exercise("Look at MixiT's attention: why can no choice of V and O make it an induction head?",
              ("python -c \"import torch, mixit; print(mixit.mixing_matrices(4, 8, 8, "
               "torch.Generator().manual_seed(0))[1])\"",
-              "python mixit.py --task induction --variant mixit",
-              "python mixit.py --task induction --variant frozen_qk"),
+              f"python mixit.py --task induction --task_size 12 --variant mixit --n_embd 64 "
+              f"--steps 400 {F32}",
+              f"python mixit.py --task induction --task_size 12 --variant frozen_qk --n_embd 64 "
+              f"--steps 400 {F32}"),
              "the argument in a few lines (what a row of A weights, and what an induction head "
              "must weight), and both variants' test accuracy on induction"),
     Exercise("How many needle pairs can Frozen-QK hold as the width grows? Try a few numbers "
              "of pairs N and widths W.",
-             ("python mixit.py --task needle --variant frozen_qk --task_size N --n_embd W",),
+             (f"python mixit.py --task needle --variant frozen_qk --task_size N --n_embd W "
+              f"--steps 400 --batch_size 128 {F32}",),
              "a plot of test accuracy against N, a line per width, and what limits the pairs"),
     Exercise("Make a task MixiT cannot do but Standard can, and one that both can (a `sample_...` "
              "function and a line of `TASKS` in tasks.py).",
-             ("python mixit.py --task YOURS --variant standard",
-              "python mixit.py --task YOURS --variant mixit"),
+             (f"python mixit.py --task YOURS --variant standard --n_embd 64 --steps 400 "
+              f"--batch_size 128 {F32}",
+              f"python mixit.py --task YOURS --variant mixit --n_embd 64 --steps 400 "
+              f"--batch_size 128 {F32}"),
              "the two sampling functions, each variant's accuracy on each, and the difference "
              "in terms of what a fixed, input-independent mixing matrix can express"),
     Exercise("Sweep `--qk_init_std` from 0.005 to 0.5 for Frozen-QK on needle at width 64: where "
              "does retrieval switch on, and how does that relate to the scores' spread sigma^2 d?",
-             ("python mixit.py --task needle --variant frozen_qk --n_embd 64 --qk_init_std S",),
+             (f"python mixit.py --task needle --task_size 6 --variant frozen_qk --n_embd 64 "
+              f"--qk_init_std S --steps 400 --batch_size 128 {F32}",),
              "accuracy against S (or sigma^2 d), and why the spread of q.k/sqrt(d_head) is "
              "sigma^2 d at init"),
     Exercise("Give MixiT 1, 4, 16 and 64 heads on addition and compare the learning curves (each "
              "run's history is a line of results/runs.jsonl): why would more fixed random "
              "matrices help addition?",
-             ("python mixit.py --task add --task_size 4 --n_embd 64 --variant mixit --n_head H",),
+             (f"python mixit.py --task add --task_size 4 --n_embd 64 --variant mixit --n_head H "
+              f"--steps 1000 --eval_interval 100 {F32}",),
              "the four learning curves on one plot, and an explanation marked as tested or not"),
     Exercise("Find a setting of `hop` whose floor (the best trivial rule) is above 50%, and "
              "explain the shortcut.",
@@ -208,7 +227,8 @@ EXERCISES = [
              "the floors for a few k, and the shortcut, checked on the test set"),
     Exercise("Rank every variant (standard, frozen_qk, frozen_mlp, mixit, random) by validation "
              "loss on language modeling: is Frozen-QK closer to Standard or to MixiT?",
-             ("python mixit.py --task lm --variant X",),
+             (f"python mixit.py --task lm --task_size 64 --variant X --n_embd 64 --steps 400 "
+              f"{F32}",),
              "the ranking with each variant's validation loss (nats/byte) and bits per byte"),
 ]
 # What each exercise took in the answer key's run on a 2-core CPU (homework.py answers): read
@@ -508,10 +528,18 @@ def run_tests(folder, nodes, scratch, timeout=GRADE_TIMEOUT_S):
            "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder,
            f"--junitxml={report}", f"--basetemp={os.path.join(scratch, 'tmp')}",
            *(f"{TEST_FILE}::{node}" for node in nodes)]
+    p = start(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+              env=grading_env())
     try:
-        done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=timeout,
-                              env=grading_env())
-        said = (done.stdout.strip() or done.stderr.strip() or "pytest said nothing").splitlines()
+        try:
+            stdout, stderr = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+        finally:
+            CHILDREN.discard(p)
+        said = (stdout.strip() or stderr.strip() or "pytest said nothing").splitlines()
         not_run = ["did not run: " + next((s for s in said if s.startswith("ERROR")), said[-1])]
         results, broken = read_report(report, folder) if os.path.isfile(report) else ({}, None)
     except subprocess.TimeoutExpired:
@@ -682,28 +710,129 @@ def feedback_name(submission, taken):
 # -----------------------------------------------------------------------------
 # The answer key (the teaching assistant's; never in the handout): each exercise measured
 
-# Every run of the key: the quick scale of run_all.sh (width 64, 2 layers, 4 heads, fp32), with
-# the retrieval tasks' budget; each exercise adds its own settings. --smoke cuts every run to
-# 2 steps and every sweep to its ends, one seed: for the test, not for reading.
-LAPTOP = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
-          "--eval_interval 100 --dtype float32 --device cpu --examples 0").split()
-RETRIEVE = ["--batch_size", "256", "--steps", "400"]
+# Every run of the key is an exercise's command (EXERCISES), with the bookkeeping flags below.
+# --smoke cuts every run to 2 steps and every sweep to its ends, one seed: for the tests, not
+# for reading.
 SMOKE = ["--steps", "2", "--warmup", "1", "--eval_size", "64", "--eval_interval", "1"]
 JOBS = 2  # runs at once: one per core of a 2-core laptop
 # a run of the key: python mixit.py with the worked example's tasks (exercise 4) added to tasks.py's
 RUN = "import sys, homework, mixit; homework.register_pointer_tasks(); mixit.main(sys.argv[1:])"
 KEY_TITLE = "# Answer key (the teaching assistant's copy; do not hand it out)"
+COMMITTED = os.path.join("results", "answers")  # the key's records, in the repository
+# the record's settings that say nothing about the measurement (the key sets them per run)
+BOOKKEEPING = ("seed", "out", "tag", "resume", "save", "examples", "log_interval")
+
+
+def mixit_args(command, **values):
+    """The flags of an exercise's `python mixit.py ...` command, with each word in capitals
+    replaced by its value: mixit_args("python mixit.py --n_embd W", W=16) -> ["--n_embd", "16"]."""
+    words = shlex.split(command)
+    if words[:2] != ["python", "mixit.py"]:
+        raise ValueError(f"not a python mixit.py command: {command}")
+    args = [str(values.get(w, w)) for w in words[2:]]
+    left = [w for w in args if w.isupper()]
+    if left:
+        raise ValueError(f"{command}: no value for {', '.join(left)}")
+    return args
+
+
+def runs_command(i, j=None):
+    """Exercise i's (1-based) mixit.py command: its j-th command, or the only one it has."""
+    mine = [c for c in EXERCISES[i - 1].commands if c.startswith("python mixit.py")]
+    if j is None and len(mine) != 1:
+        raise ValueError(f"exercise {i} has {len(mine)} mixit.py commands: say which")
+    return mine[j or 0]
+
+
+class Stopped(Exception):
+    """A run of the key ended by a signal (Ctrl-C): its state is saved, the key stops."""
+
+
+# Ctrl-C: the runs of the key and the graders' pytest are started in a session of their own, so
+# that a terminal's Ctrl-C reaches this process alone; it then asks each of them to stop, once
+# (stop_children), and waits for them: a run of mixit.py saves its state at its next step.
+CHILDREN = set()  # the subprocesses running now
+STOPPING = threading.Event()  # set once Ctrl-C arrived: no new subprocess starts
+
+
+def start(cmd, **kw):
+    """subprocess.Popen(cmd) in a session of its own, known to stop_children."""
+    if STOPPING.is_set():
+        raise Stopped("stopping")
+    p = subprocess.Popen(cmd, start_new_session=True, **kw)
+    CHILDREN.add(p)
+    return p
+
+
+def stop_children(grace=30):
+    """Send SIGINT to every subprocess still running and wait for it (at most `grace` s; then
+    it is killed)."""
+    STOPPING.set()
+    for p in list(CHILDREN):
+        with contextlib.suppress(OSError):
+            p.send_signal(signal.SIGINT)
+    for p in list(CHILDREN):
+        try:
+            p.wait(grace)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+@contextlib.contextmanager
+def stop_on_signal():
+    """`with stop_on_signal():` SIGTERM raises KeyboardInterrupt like Ctrl-C, and on either the
+    subprocesses are stopped (stop_children) before it goes on up; a second Ctrl-C while they
+    stop is ignored."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    except BaseException:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            stop_children()
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        STOPPING.clear()
+        CHILDREN.clear()
+
+
+def run_all(jobs, work, n=JOBS):
+    """work(job) for each job, n at a time in threads (each waits on its subprocess); the first
+    exception (Ctrl-C, a run that failed) cancels the jobs not started and goes on up."""
+    pool = concurrent.futures.ThreadPoolExecutor(n)
+    futures = [pool.submit(work, job) for job in jobs]
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        STOPPING.set()
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=False)
 
 
 class Key:
     """The runs of an answer key in one folder: records.jsonl (a record per run, mixit.py's),
-    logs/ (each run's printout), ex<N>.md (a finished exercise's section), times.json."""
+    logs/ (each run's printout), resume/ (an interrupted run's state, until it finishes),
+    ckpt/ (exercise 2's checkpoints), ex<N>.md (a finished exercise's section), times.json.
+    With `source` (--from), the records are read from source and nothing is trained."""
 
-    def __init__(self, folder, smoke=False):
-        self.dir, self.smoke = folder, smoke
+    def __init__(self, folder, smoke=False, source=None):
+        self.dir, self.smoke, self.source = folder, smoke, source
         self.seeds = [0] if smoke else [0, 1, 2]
-        self.records = os.path.join(folder, "records.jsonl")
-        for sub in ("logs", "ckpt"):
+        self.records = os.path.join(source or folder, "records.jsonl")
+        if source and not os.path.isfile(self.records):
+            raise HomeworkError(f"--from {source}: it has no records.jsonl")
+        os.makedirs(folder, exist_ok=True)
+        for sub in ([] if source else ["logs", "ckpt", "resume"]):
             os.makedirs(os.path.join(folder, sub), exist_ok=True)
 
     def done(self):
@@ -714,44 +843,76 @@ class Key:
         """A sweep's values; at smoke size only its two ends."""
         return [values[0], values[-1]] if self.smoke else list(values)
 
+    def state(self, tag):
+        """Where the run `tag` keeps its training state while it is unfinished (--resume)."""
+        return os.path.join(self.dir, "resume", tag.replace("/", "_") + ".pt")
+
+    def missing(self, tag):
+        raise HomeworkError(f"the records in {self.source} lack the run {tag}: "
+                            f"python homework.py answers DIR (without --from) trains it")
+
     def cells(self, settings):
         """{tag: args} -> {tag: its records, a seed each}. Every run tag/s<seed> (python mixit.py
-        LAPTOP args --seed <seed>, with "{seed}" in args replaced) that the records do not hold
-        yet is trained: JOBS at a time, each in a process of its own with one thread, as
-        run_all.sh runs them."""
+        args --seed <seed>) that the records do not hold yet is trained: JOBS at a time, each in
+        a process of its own with one thread, as run_all.sh runs them. An interrupted run
+        continues from its saved state."""
         todo, done = [], self.done()
         for tag, args in settings.items():
             for s in self.seeds:
-                if f"{tag}/s{s}" not in done:
-                    todo.append((f"{tag}/s{s}", [a.replace("{seed}", str(s)) for a in args]
-                                 + ["--seed", str(s)]))
+                run = f"{tag}/s{s}"
+                if run in done:
+                    if not self.source and os.path.exists(self.state(run)):
+                        os.remove(self.state(run))  # the record holds the run now
+                    continue
+                if self.source:
+                    self.missing(run)
+                todo.append((run, [a.replace("{seed}", str(s)) for a in args] + ["--seed", str(s)]))
         if self.smoke:  # 2-step runs, one after another in this process (train)
             for job in todo:
-                self.train(*job)
-        with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:  # each waits on its process
-            list(pool.map(lambda job: self.train(*job), [] if self.smoke else todo))
+                self.train(job)
+        else:
+            run_all(todo, self.train)
         done = self.done()
         return {tag: [done[f"{tag}/s{s}"] for s in self.seeds] for tag in settings}
 
-    def train(self, tag, args):
-        """One run, its printout into logs/; a run that fails stops the key, naming its log."""
-        argv = LAPTOP + args + (SMOKE if self.smoke else []) + ["--out", self.records, "--tag", tag]
-        print(f"  run {tag}: python mixit.py {' '.join(args)}", flush=True)
+    def train(self, job):
+        """One run, its printout added to logs/; a run that fails stops the key, naming its log;
+        one stopped by a signal raises Stopped (its state is in resume/)."""
+        tag, args = job
+        state = self.state(tag)
+        argv = args + (SMOKE if self.smoke else []) + ["--out", self.records, "--tag", tag,
+                                                        "--resume", state]
+        shown = " ".join(shlex.quote(a) for a in args)
+        if os.path.exists(state):
+            from runtime import load_checkpoint
+            step = load_checkpoint(state).get("step", "?")
+            print(f"  run {tag}: resumed from its saved step {step}: python mixit.py {shown}",
+                  flush=True)
+        else:
+            print(f"  run {tag}: python mixit.py {shown}", flush=True)
         log = os.path.join(self.dir, "logs", tag.replace("/", "_") + ".log")
-        with open(log, "w") as f:
+        with open(log, "a") as f:  # an interrupted run's printout stays, its sequel follows
             if self.smoke:  # what RUN does, here: a 2-step run costs less than a Python start
                 import mixit
+                import torch
                 register_pointer_tasks()
+                threads = torch.get_num_threads()
+                torch.set_num_threads(1)  # one thread, as the key's processes have
                 with contextlib.redirect_stdout(f), contextlib.redirect_stderr(f):
                     try:
                         mixit.main(argv)
                         code = 0
                     except SystemExit as e:  # a bad command line: mixit's one-line error
                         code = e.code or 0
+                    finally:
+                        torch.set_num_threads(threads)
             else:
-                code = subprocess.run([sys.executable, "-c", RUN, *argv], cwd=HERE, stdout=f,
-                                      stderr=subprocess.STDOUT,
-                                      env={**os.environ, "OMP_NUM_THREADS": "1"}).returncode
+                p = start([sys.executable, "-c", RUN, *argv], cwd=HERE, stdout=f,
+                          stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                code = p.wait()
+                CHILDREN.discard(p)
+        if code and (STOPPING.is_set() or code in (130, 143)):
+            raise Stopped(tag)
         if code:
             raise HomeworkError(f"the run {tag} failed (exit {code}); see {log}")
         record = self.done()[tag]
@@ -759,8 +920,8 @@ class Key:
               flush=True)
 
     def write(self, name, text):
-        with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:
-            f.write(text)
+        """DIR/name, written whole or not at all (a Ctrl-C never leaves half a section)."""
+        atomic_write(os.path.join(self.dir, name), text)
 
     def figure(self, name):
         """Save the current matplotlib figure as DIR/name; returns its Markdown."""
@@ -769,6 +930,30 @@ class Key:
         plt.savefig(os.path.join(self.dir, name), dpi=100, bbox_inches="tight")
         plt.close("all")
         return f"![{name}]({name})"
+
+
+def atomic_write(path, text):
+    """Write text to path through a temporary file beside it: the file is whole, or unchanged."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def settings_line(runs):
+    """The settings a hand-in depends on, as the records of `runs` hold them (the values that
+    differ between the runs joined by /): task size, width, depth, heads, dtype, steps, ..."""
+    def each(get):
+        values = []
+        for r in runs:
+            if str(get(r)) not in values:
+                values.append(str(get(r)))
+        return "/".join(values)
+    c = lambda k: each(lambda r: r["config"][k])  # noqa: E731
+    return (f"task size {c('task_size')}, width {c('n_embd')}, {c('n_layer')} layers, "
+            f"{c('n_head')} heads, {each(lambda r: r['dtype'])} on "
+            f"{each(lambda r: r['device'])}, {c('steps')} steps of {c('batch_size')} sequences, "
+            f"lr {c('lr')}, tested on {c('eval_size')} held-out sequences")
 
 
 def pyplot():
@@ -823,20 +1008,19 @@ def curves(ax, runs, label, color):
 
 def answer_1(key):
     """Exercise 1: Frozen-QK with V and O frozen too, on copy."""
-    settings = {"ex1/copy/frozen_qk": ["--variant", "frozen_qk"],
-                "ex1/copy/frozen_qk+vo": ["--variant", "frozen_qk", "--freeze", "v,o"]}
-    runs = key.cells({t: ["--task", "copy", "--task_size", "8", *RETRIEVE, *a]
-                      for t, a in settings.items()})
+    runs = key.cells({"ex1/copy/frozen_qk": mixit_args(runs_command(1, 1)),
+                      "ex1/copy/frozen_qk+vo": mixit_args(runs_command(1, 0))})
     qk, vo = runs.values()
     plt = pyplot()
     for i, (t, rs) in enumerate(runs.items()):
         curves(plt.gca(), rs, t.split("/")[-1], f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="copy-8 test accuracy (%)")
+    plt.gca().set(xlabel="step", ylabel="copy test accuracy (%)")
     plt.legend()
     rows = [[f"`{t}`", f"{rs[0]['n_trainable']:,}", f"{rs[0]['n_frozen']:,}", shown(final_of(rs)),
              shown(final_of(rs, "exact"))] for t, rs in runs.items()]
     word = compared(final_of(vo), final_of(qk))
-    return f"""**Measured** ({cite(*runs)}): copy-8, {RETRIEVE[3]} steps.
+    return f"""**Measured** ({cite(*runs)}): copy; {settings_line(qk + vo)}. The counts are
+those the command prints first; they depend on the width and the task's vocabulary.
 
 {table(["setting", "trainable", "frozen", "accuracy (%)", "exact (%)"], rows)}
 
@@ -847,10 +1031,11 @@ def answer_1(key):
 norms' gains, the MLPs and the head (the counts are the runs' own, {cite(*runs)}; which
 tensors each part covers: `test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks`).
 Its copy accuracy is {word} that of Frozen-QK alone ({shown(final_of(vo))} against
-{shown(final_of(qk))}, {cite(*runs)}). What still learns where to look: the scores
-q.k are a fixed random bilinear form, but of RMSNorm(x), and x is built from the learned
-embeddings, so the embeddings and the norms' gains choose what the frozen form favours; the
-values are a fixed random image of each token, which the MLPs and the head learn to read.
+{shown(final_of(qk))}, {cite(*runs)}). What can still choose where to look, from the
+architecture (not measured here): the scores q.k are a fixed random bilinear form, but of
+RMSNorm(x), and x is built from the learned embeddings, so the embeddings and the norms' gains
+choose what the frozen form favours; the values are a fixed random image of each token, which
+the MLPs and the head can learn to read.
 Hypothesis (not tested here): what the frozen V and O cost is the freedom to choose what each
 head writes, so the heads' outputs land in directions the model did not pick.
 """
@@ -862,9 +1047,9 @@ def answer_2(key):
     import mixit
     from runtime import append_record
     ckpt = os.path.join(key.dir, "ckpt", "ex2-{variant}-s{seed}.pt")
-    settings = {f"ex2/induction/{v}": ["--task", "induction", "--task_size", "12", *RETRIEVE,
-                                       "--variant", v, "--save", ckpt.replace("{variant}", v)]
-                for v in ("mixit", "frozen_qk")}
+    settings = {f"ex2/induction/{v}": mixit_args(runs_command(2, j))
+                + ["--save", ckpt.replace("{variant}", v)]
+                for j, v in enumerate(("mixit", "frozen_qk"))}
     runs = key.cells(settings)
     # each run's heads, measured once from its checkpoint and kept as a record of their own
     # (ex2/heads/<variant>/s<seed>), so that the key renders again without the checkpoints
@@ -874,9 +1059,11 @@ def answer_2(key):
             path = ckpt.format(variant=v, seed=s)
             if f"ex2/heads/{v}/s{s}" in key.done():
                 continue
+            if key.source:
+                key.missing(f"ex2/heads/{v}/s{s}")
             if not os.path.exists(path):  # measured from a checkpoint that is gone: train again
-                key.train(f"{tag}/s{s}", [a.replace("{seed}", str(s)) for a in args]
-                          + ["--seed", str(s)])
+                key.train((f"{tag}/s{s}", [a.replace("{seed}", str(s)) for a in args]
+                           + ["--seed", str(s)]))
             task, model = figures.load_model(path)
             heads = figures.induction_scores(model, task)
             measured = {"config": {"tag": f"ex2/heads/{v}/s{s}", "checkpoint": path},
@@ -892,8 +1079,7 @@ def answer_2(key):
               for v in ("mixit", "frozen_qk")}
     moved = [done[f"ex2/heads/mixit/s{s}"]["A_moved"] for s in key.seeds]
     # MixiT's matrices as seed 0 draws them (training leaves them so: A_moved), for the figure
-    cfg = mixit.resolve_config(mixit.parse_args(LAPTOP + ["--task", "induction", "--task_size",
-                                                          "12", "--variant", "mixit"]))
+    cfg = mixit.resolve_config(mixit.parse_args(mixit_args(runs_command(2, 0)) + ["--out", ""]))
     A = mixit.build(cfg, verbose=False)[1].blocks[-1].attn.A  # (H, T, T), the last block's
     T = A.size(-1)
     mx, fq = runs.values()
@@ -912,7 +1098,7 @@ def answer_2(key):
     last_row = ", ".join(f"{w:.2f}" for w in A[1, -1].tolist())
     expected = float(A[1, -1, 1:T - 1].mean())  # the follower p+1 is never the query itself
     measured = cite(*runs, "ex2/heads/mixit", "ex2/heads/frozen_qk")
-    return f"""**Measured** ({measured}; induction with context 12, {RETRIEVE[3]} steps; the
+    return f"""**Measured** ({measured}; induction: {settings_line(mx + fq)}; the
 induction score is figures.induction_scores' on each run's checkpoint: the attention from the
 query to the token after its earlier occurrence, best head of each run, kept in ex2/heads).
 
@@ -939,7 +1125,7 @@ best induction score is {shown(scores["mixit"], 1, 2)} against Frozen-QK's
 {compared(final_of(mx), final_of(fq))} Frozen-QK's ({shown(final_of(mx))} against
 {shown(final_of(fq))}). That training leaves A as drawn is measured above and tested by
 `test_training_changes_exactly_the_trainable_parameters[mixit]`.
-Hypothesis (not tested here): what MixiT scores above chance comes from its MLPs reading the
+Hypothesis (not tested here): what accuracy MixiT does reach comes from its MLPs reading the
 fixed mixture of every token, not from any head that looks back.
 """
 
@@ -947,8 +1133,7 @@ fixed mixture of every token, not from any head that looks back.
 def answer_3(key):
     """Exercise 3: Frozen-QK's needle accuracy against the pairs, per width."""
     sizes, widths = key.sweep([4, 12]), key.sweep([16, 64])
-    cells = key.cells({f"ex3/needle{n}/w{w}": ["--task", "needle", "--task_size", str(n),
-                       "--variant", "frozen_qk", "--n_embd", str(w), *RETRIEVE]
+    cells = key.cells({f"ex3/needle{n}/w{w}": mixit_args(runs_command(3), N=n, W=w)
                        for w in widths for n in sizes})
     runs = {(w, n): cells[f"ex3/needle{n}/w{w}"] for w in widths for n in sizes}
     from records import mean_std
@@ -967,8 +1152,9 @@ def answer_3(key):
     climbing = [f"width {w}, N = {n}" for (w, n), rs in runs.items() if gain(rs) > 0.01]
     acc = {wn: final_of(rs) for wn, rs in runs.items()}
     tags = [f"ex3/needle{n}/w{w}" for w in widths for n in sizes]
-    return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle, {RETRIEVE[3]} steps, test
-accuracy (%) by width (rows) and pairs N (columns).
+    return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle; {settings_line(
+        [r for rs in runs.values() for r in rs])}. Test accuracy (%) by width (rows) and pairs N
+(columns).
 
 {table(["width"] + [f"N = {n}" for n in sizes], rows)}
 
@@ -1037,9 +1223,8 @@ def register_pointer_tasks():
 def answer_4(key):
     """Exercise 4: a task Standard learns and MixiT does not, and one both learn."""
     register_pointer_tasks()
-    cells = key.cells({f"ex4/{t}/{v}": ["--task", t, "--task_size", "16", *RETRIEVE,
-                                        "--variant", v]
-                       for t in ("first", "pointer") for v in ("standard", "mixit")})
+    cells = key.cells({f"ex4/{t}/{v}": mixit_args(runs_command(4, j), YOURS=t)
+                       for t in ("first", "pointer") for j, v in enumerate(("standard", "mixit"))})
     runs = {(t, v): cells[f"ex4/{t}/{v}"] for t in ("first", "pointer")
             for v in ("standard", "mixit")}
     plt = pyplot()
@@ -1057,7 +1242,8 @@ student writes them into tasks.py). A string of 16 letters, a pointer token `@i`
 the letter at position i. In `pointer` i is drawn for each sequence; in `first` it is always 0.
 Chance is 1/26 (3.8%).
 
-**Measured** ({cite(*tags)}): {RETRIEVE[3]} steps, test accuracy (%).
+**Measured** ({cite(*tags)}): {settings_line([r for rs in runs.values() for r in rs])}; test
+accuracy (%).
 
 {table(["task", "Standard", "MixiT"], rows)}
 
@@ -1073,7 +1259,7 @@ the input, and a row of A weights every sequence's positions alike: the mixing c
 pointer, while softmax attention's q.k can (a query made from `@i` that scores the key at
 distance 16 - i highest). Hypothesis (not tested here): given a much longer budget MixiT could
 climb on `pointer` through its MLPs, which can bind each letter to its position before a later
-block mixes them (as MixiT eventually copies short strings: README, claim 1).
+block mixes them.
 """
 
 
@@ -1083,49 +1269,56 @@ def answer_5(key):
     import mixit
     import torch
     stds = key.sweep([0.005, 0.02, 0.125, 0.5])
-    cells = key.cells({f"ex5/needle/qk{s:g}": ["--task", "needle", "--task_size", "6",
-                       "--variant", "frozen_qk", "--qk_init_std", f"{s:g}", *RETRIEVE]
+    cells = key.cells({f"ex5/needle/qk{s:g}": mixit_args(runs_command(5), S=f"{s:g}")
                        for s in stds})
     runs = {s: cells[f"ex5/needle/qk{s:g}"] for s in stds}
     spread = {}  # the measured spread of the first block's logits at init (no RoPE turn: a turn
     for s in stds:  # keeps each vector's length), on the test set of the run's task
-        cfg = mixit.resolve_config(mixit.parse_args(LAPTOP + ["--task", "needle", "--task_size",
-                                   "6", "--variant", "frozen_qk", "--qk_init_std", f"{s:g}"]))
+        cfg = mixit.resolve_config(mixit.parse_args(mixit_args(runs_command(5), S=f"{s:g}")
+                                                    + ["--out", ""]))
         task, model, *_ = mixit.build(cfg, verbose=False)
         with torch.no_grad():
             attn, x = model.blocks[0].attn, model.blocks[0].norm1(model.wte(task.test[0][:200]))
             B, T, C = x.shape
-            q, k = (p(x).view(B, T, 4, C // 4).transpose(1, 2) for p in (attn.q_proj, attn.k_proj))
-            spread[s] = float((q @ k.transpose(-2, -1) / math.sqrt(C // 4)).std())
-    from records import mean_std
+            H = cfg.n_head
+            q, k = (p(x).view(B, T, H, C // H).transpose(1, 2) for p in (attn.q_proj, attn.k_proj))
+            spread[s] = float((q @ k.transpose(-2, -1) / math.sqrt(C // H)).std())
+    d = cfg.n_embd
+    from records import differ, mean_std
     plt = pyplot()
     ms = [mean_std([100 * a for a in final_of(runs[s])]) for s in stds]
-    plt.errorbar([s * s * 64 for s in stds], [m for m, _ in ms], yerr=[sd for _, sd in ms],
+    plt.errorbar([s * s * d for s in stds], [m for m, _ in ms], yerr=[sd for _, sd in ms],
                  fmt="o-", capsize=3, label=f"Frozen-QK, needle-6 (n={len(key.seeds)})")
     plt.xscale("log")
     plt.gca().set(xlabel="sigma^2 d (the logits' spread at init)", ylabel="test accuracy (%)")
     plt.legend()
-    rows = [[f"{s:g}", f"{s * s * 64:.3g}", f"{spread[s]:.3g}", shown(final_of(runs[s]))]
+    rows = [[f"{s:g}", f"{s * s * d:.3g}", f"{spread[s]:.3g}", shown(final_of(runs[s]))]
             for s in stds]
     on = [s for s in stds if mean_std(final_of(runs[s]))[0] >= 0.9]
     tags = [f"ex5/needle/qk{s:g}" for s in stds]
     switch = (f"the mean accuracy reaches 90% at sigma = {' and '.join(f'{s:g}' for s in on)} "
-              f"(sigma^2 d = {' and '.join(f'{s * s * 64:.3g}' for s in on)}) and at no other "
+              f"(sigma^2 d = {' and '.join(f'{s * s * d:.3g}' for s in on)}) and at no other "
               "init measured" if on else "no init reaches 90% at this budget")
-    too_large = "" if not on or stds[-1] in on else (
-        f" Above it, at sigma^2 d = {stds[-1] ** 2 * 64:.3g}, retrieval fails as well. Hypothesis "
-        "(not tested here): a spread far above 1 makes the frozen softmax nearly one-hot on "
-        "whichever key the random form favours, and a saturated softmax passes almost no "
+    depends = any(differ(final_of(runs[a]), final_of(runs[b])) for a in stds for b in stds)
+    best = max(stds, key=lambda s: mean_std(final_of(runs[s]))[0])
+    too_large = "" if best == stds[-1] else (
+        f" The largest init, sigma^2 d = {stds[-1] ** 2 * d:.3g}, is "
+        f"{compared(final_of(runs[stds[-1]]), final_of(runs[best]))} the best one, sigma = "
+        f"{best:g} ({shown(final_of(runs[stds[-1]]))} against {shown(final_of(runs[best]))}). "
+        "Hypothesis (not tested here): a spread far above 1 makes the frozen softmax nearly "
+        "one-hot on whichever key the random form favours, and a saturated softmax passes little "
         "gradient back to the embeddings that would have to move it.")
-    return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle-6, width 64, {RETRIEVE[3]} steps;
-the logits' spread is measured on an untrained model of each init (the first block, 200 test
+    everything = settings_line([r for rs in runs.values() for r in rs])
+    return f"""**Measured** ({cite(*tags)}): Frozen-QK on needle; {everything}.
+The logits' spread is measured on an untrained model of each init (the first block, 200 test
 sequences).
 
 {table(["qk_init_std sigma", "sigma^2 d", "logits' std at init", "test accuracy (%)"], rows)}
 
 {key.figure("ex5.png")}
 
-**A good answer.** Retrieval depends on the init's scale: {switch} ({cite(*tags)}). The
+**A good answer.** The accuracy {"depends" if depends else "does not measurably depend"} on the
+init's scale (records.differ between some two inits): {switch} ({cite(*tags)}). The
 spread: at init the input of q_proj is RMS-normalised, each of its d entries about 1; a query
 entry is a sum of d products with weights of variance sigma^2, so its variance is sigma^2 d, and
 so is a key entry's; q.k sums d_head products of two such entries (variance (sigma^2 d)^2 d_head),
@@ -1141,15 +1334,12 @@ tell.{too_large}
 def answer_6(key):
     """Exercise 6: MixiT's heads on addition, the learning curves."""
     heads = key.sweep([1, 4, 16, 64])
-    steps = "1000"
-    cells = key.cells({f"ex6/add/heads{h}": ["--task", "add", "--task_size", "4", "--variant",
-                       "mixit", "--n_head", str(h), "--batch_size", "128", "--steps", steps]
-                       for h in heads})
+    cells = key.cells({f"ex6/add/heads{h}": mixit_args(runs_command(6), H=h) for h in heads})
     runs = {h: cells[f"ex6/add/heads{h}"] for h in heads}
     plt = pyplot()
     for i, h in enumerate(heads):
         curves(plt.gca(), runs[h], f"{h} heads", f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="add-4 test accuracy (%)")
+    plt.gca().set(xlabel="step", ylabel="add test accuracy (%)")
     plt.legend()
     mid = len(runs[heads[0]][0]["history"]) // 2
     rows = [[str(h), shown([r["history"][mid]["acc"] for r in runs[h]]), shown(final_of(runs[h]))]
@@ -1157,7 +1347,8 @@ def answer_6(key):
     tags = [f"ex6/add/heads{h}" for h in heads]
     lo, hi = final_of(runs[heads[0]]), final_of(runs[heads[-1]])
     at = runs[heads[0]][0]["history"][mid]["step"]
-    return f"""**Measured** ({cite(*tags)}): MixiT on add-4, width 64, batch 128, {steps} steps.
+    everything = settings_line([r for rs in runs.values() for r in rs])
+    return f"""**Measured** ({cite(*tags)}): MixiT on add; {everything}.
 
 {table(["heads", f"accuracy at step {at} (%)", "final accuracy (%)"], rows)}
 
@@ -1185,9 +1376,13 @@ def answer_7(key):
             tag = f"ex7/hop{k}/d{d}"
             if tag in done:
                 continue
-            task = tasks.make_task("hop", k, "cpu", d, 64 if key.smoke else 2000)
+            if key.source:
+                key.missing(tag)
+            n_test = 64 if key.smoke else 2000  # make_task's default, as the command has it
+            task = tasks.make_task("hop", k, "cpu", d, n_test)
             x, y, mask = task.test
-            record = {"config": {"tag": tag, "task": "hop", "task_size": k, "data_seed": d},
+            record = {"config": {"tag": tag, "task": "hop", "task_size": k, "data_seed": d,
+                                 "eval_size": n_test},
                       "baselines": tasks.baselines(task),
                       "answer_is_current": float((y == x)[mask].float().mean())}
             print(f"  floor {tag}: {record['baselines']}", flush=True)
@@ -1209,8 +1404,10 @@ def answer_7(key):
     plt.gca().set(xlabel="hops k", ylabel="floor: test accuracy of the rule (%)")
     plt.legend(fontsize=7)
     tags = [f"ex7/hop{k}" for k in hops]
+    sizes = "/".join(sorted({str(r["config"].get("eval_size", "?")) for rs in cells.values()
+                             for r in rs}))
     return f"""**Measured** ({", ".join(f"`{t}/d*`" for t in tags)}: each the test set of one
-data seed, n = {len(data_seeds)}): the test accuracy (%) of each trivial rule (tasks.baselines),
+data seed, {sizes} sequences, n = {len(data_seeds)} seeds): the test accuracy (%) of each trivial rule (tasks.baselines),
 and the share of scored positions whose answer is the current token itself.
 
 {table(["k"] + rules + ["answer = current token (%)"], rows)}
@@ -1224,7 +1421,7 @@ position" learns it from the training data. At k = 1 it never works: no token eq
 before it, so the next token after the earlier occurrence is never the current one
 (`test_hop_has_no_adjacent_repeats_and_no_constant_shortcut`). At k = 2 the second hop starts
 from that follower, goes back to *its* earlier occurrence and steps forward: over 4 symbols that
-often lands on the token it started from, so the answer is the current token in the share the
+can land on the token it started from, so the answer is the current token in the share the
 table gives. Measuring that share on the test set (the right column) is the check.
 """
 
@@ -1232,9 +1429,7 @@ table gives. Measuring that share on the test set (the right column) is the chec
 def answer_8(key):
     """Exercise 8: language modeling, every variant."""
     variants = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
-    cells = key.cells({f"ex8/lm/{v}": ["--task", "lm", "--task_size", "64", "--variant", v,
-                       "--batch_size", "32", "--steps", "400", "--lr", "2e-3"]
-                       for v in variants})
+    cells = key.cells({f"ex8/lm/{v}": mixit_args(runs_command(8), X=v) for v in variants})
     runs = {v: cells[f"ex8/lm/{v}"] for v in variants}
     from records import mean_std
     order = sorted(variants, key=lambda v: mean_std(final_of(runs[v], "loss"))[0])
@@ -1259,8 +1454,9 @@ def answer_8(key):
     def vs(a, b):  # a loss: lower is better
         word = compared(a, b, accuracies=False)
         return {"above": "worse than", "below": "better than"}.get(word, word)
-    return f"""**Measured** ({cite(*tags)}): byte-level LM on Python's help text, context 64, width
-64, batch 32, 400 steps; validation loss (lower is better).
+    everything = settings_line([r for rs in runs.values() for r in rs])
+    return f"""**Measured** ({cite(*tags)}): byte-level LM on Python's help text (task size: the
+context in bytes); {everything}; validation loss (lower is better).
 
 {table(["rank", "variant", "loss (nats/byte)", "bits/byte"], rows)}
 
@@ -1281,17 +1477,22 @@ measures the same at width 128.
 ANSWERS = [answer_1, answer_2, answer_3, answer_4, answer_5, answer_6, answer_7, answer_8]
 
 
-def answers(folder, smoke=False):
+def answers(folder, smoke=False, source=None):
     """Run every exercise's measurement that has not finished (a finished one has its ex<N>.md)
-    and write folder/ANSWERS.md. Returns its path."""
+    and write folder/ANSWERS.md. Returns its path. With `source`, a folder of records (--from
+    results/answers): train nothing, render every section from source's records into folder.
+    Ctrl-C (KeyboardInterrupt) goes on up once the runs have saved their state (Key.cells)."""
     import time
-    key = Key(folder, smoke)
-    times_path = os.path.join(folder, "times.json")
+    key = Key(folder, smoke, source)
+    times_path = os.path.join(source or folder, "times.json")
     times = json.load(open(times_path)) if os.path.exists(times_path) else {}
     t_start, load = time.time(), os.getloadavg()
+    rebuilt = {}  # --from: the sections, kept here (an ex<N>.md would say "measured in folder")
+    named = source and (os.path.relpath(source, HERE) if os.path.abspath(source).startswith(
+        HERE + os.sep) else source)  # how the key names the records' folder
     for i, (ex, measure) in enumerate(zip(EXERCISES, ANSWERS), 1):
         done = os.path.join(folder, f"ex{i}.md")
-        if os.path.exists(done):
+        if os.path.exists(done) and not source:
             print(f"[{i}/{len(EXERCISES)}] done already ({done})", flush=True)
             continue
         print(f"[{i}/{len(EXERCISES)}] {ex.question}", flush=True)
@@ -1299,35 +1500,58 @@ def answers(folder, smoke=False):
         t0, before = time.time(), trained()
         body = measure(key)
         mine = [r for t, r in key.done().items() if t.startswith(f"ex{i}/")]
+        run = "; ".join(f"`{c}`" for c in ex.commands)
+        head = f"## Exercise {i}\n\n**{ex.question}**\n\nThe student runs {run}. Hand in: {ex.hand_in}."
+        if source:  # a time from the records' own run, said to be so; none of this call's
+            took = times.get(str(i), {}).get("seconds")
+            when = "" if took is None else (
+                f"\n*When its records were made, this measurement took {took / 60:.1f} min "
+                f"(`{os.path.join(named, 'times.json')}`; {len(mine)} records).*\n")
+            rebuilt[i] = f"{head}\n\n{body}{when}"
+            print(f"[{i}/{len(EXERCISES)}] rebuilt from {len(mine)} records", flush=True)
+            continue
         # the exercise's time: the wall time of the call that trained its runs (JOBS at once),
         # with its measuring and drawing; a call that only renders keeps the time it finds
         if trained() - before or str(i) not in times:
             times[str(i)] = {"seconds": round(time.time() - t0, 1), "runs": len(mine),
                              "run_seconds": round(sum(r.get("wall_s", 0) for r in mine), 1),
                              "load": round(os.getloadavg()[0], 1)}
-        with open(times_path, "w") as f:
-            json.dump(times, f, indent=1)
+            atomic_write(times_path, json.dumps(times, indent=1))
         seconds = times[str(i)]["seconds"]
-        run = "; ".join(f"`{c}`" for c in ex.commands)
-        key.write(f"ex{i}.md", f"## Exercise {i}\n\n**{ex.question}**\n\nThe student runs {run}."
-                  f" Hand in: {ex.hand_in}.\n\n{body}\n*Time of this measurement:"
-                  f" {seconds / 60:.1f} min ({len(mine)} records).*\n")
+        key.write(f"ex{i}.md", f"{head}\n\n{body}\n*Time of this measurement: {seconds / 60:.1f} "
+                  f"min ({len(mine)} records).*\n")
         print(f"[{i}/{len(EXERCISES)}] done in {seconds / 60:.1f} min ({time.strftime('%H:%M')}"
               f", load {os.getloadavg()[0]:.1f})", flush=True)
+    sections = [rebuilt[i] if source else read(folder, f"ex{i}.md")
+                for i in range(1, len(EXERCISES) + 1)]
+    if source:
+        key.write("ANSWERS.md", f"""{KEY_TITLE}
+
+Rebuilt from the records in `{named}` by `python homework.py answers DIR --from {named}`:
+no run was trained for it. Every number below is read from those records (`records.jsonl`), and
+every figure drawn from them; each exercise's records came from the very commands the exercise
+gives (the key adds only --seed, --tag, --out, --resume and, in exercise 2, --save), three seeds
+per setting wherever settings are compared. A difference inside the seeds' spread is no
+difference (records.differ), and each sentence below is a measurement (it cites its records),
+an explanation that names its test, or a hypothesis that says so.
+
+{chr(10).join(sections)}""")
+        return os.path.join(folder, "ANSWERS.md")
     total = sum(t["seconds"] for t in times.values())
     loads = ", ".join(f"{i}: {times[i]['load']}" for i in sorted(times, key=int)
                       if "load" in times[i]) or "none"
     cores = os.cpu_count()
     smoke_note = "SMOKE SIZE: 2 steps a run and one seed; the words compare nothing. " * smoke
-    sections = [read(folder, f"ex{i}.md") for i in range(1, len(EXERCISES) + 1)]
     key.write("ANSWERS.md", f"""{KEY_TITLE}
 
 Written by `python homework.py answers {folder}{" --smoke" if smoke else ""}`. Every number below
 is read from the records this run wrote (`records.jsonl`, beside this file; each run's printout
-in `logs/`), and every figure drawn from them. The eight measurements took
-{total / 60:.1f} minutes in all (each exercise's own time is at its end; JOBS = {JOBS} runs at
-once), on {cores} CPU cores; where other work shares them the times grow (each exercise's load
-average as it finished, where recorded: {loads}; this call began at {load[0]:.1f}).
+in `logs/`), and every figure drawn from them; each run is the very command its exercise gives
+(the key adds only --seed, --tag, --out, --resume and, in exercise 2, --save). The eight
+measurements took {total / 60:.1f} minutes in all (each exercise's own time is at its end;
+JOBS = {JOBS} runs at once), on {cores} CPU cores; where other work shares them the times grow
+(each exercise's load average as it finished, where recorded: {loads}; this call began at
+{load[0]:.1f}).
 {smoke_note}Three seeds
 per setting wherever settings are compared; a difference inside the seeds' spread is no
 difference (records.differ), and each sentence below is a measurement (it cites its records),
@@ -1335,6 +1559,28 @@ an explanation that names its test, or a hypothesis that says so.
 
 {chr(10).join(sections)}""")
     return os.path.join(folder, "ANSWERS.md")
+
+
+def answer_key_text(folder=COMMITTED):
+    """The answer key's Markdown rendered from the records in folder (by default the committed
+    ones, results/answers), training nothing: what `answers DIR --from folder` writes."""
+    with tempfile.TemporaryDirectory(prefix="answer-key-") as out:
+        with contextlib.redirect_stdout(open(os.devnull, "w")):
+            path = answers(out, source=os.path.join(HERE, folder) if not os.path.isabs(folder)
+                           else folder)
+        return read(out, os.path.basename(path))
+
+
+def interrupted_key(folder):
+    """The line that says what an interrupted `answers folder` kept, and how to continue."""
+    from records import read_records
+    records = os.path.join(folder, "records.jsonl")
+    kept = len(read_records(records)) if os.path.isfile(records) else 0
+    resume = os.path.join(folder, "resume")
+    states = len(os.listdir(resume)) if os.path.isdir(resume) else 0
+    return (f"interrupted: kept {kept} finished records in {records} and the saved state of "
+            f"{states} unfinished run(s) in {resume}; continue with: python homework.py answers "
+            f"{shlex.quote(folder)}")
 
 
 # -----------------------------------------------------------------------------
@@ -1361,56 +1607,131 @@ def parse(argv):
                          "(the table and every failure) into this folder, a file each")
     grading.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                          help="submissions graded at once (default: one per CPU)")
-    key = commands.add_parser("answers", help="the answer key (the TA's): run every exercise's "
-                              "measurement and write DIR/ANSWERS.md")
+    grading.add_argument("--keep", default="", help="a class's grades are kept here as each "
+                         "submission is graded, so that the same command, run again after "
+                         "Ctrl-C, grades only the rest (default: FEEDBACK/.marks with "
+                         f"--feedback, else {KEEP})")
+    key = commands.add_parser(
+        "answers", help="the answer key (the TA's): run every exercise's command, three seeds a "
+        "setting, and write DIR/ANSWERS.md (about 20 min on 2 cores); with --from "
+        f"{COMMITTED}: rebuild it in seconds from the committed records, training nothing",
+        description="Run every exercise's measurement (the very commands the exercises give, "
+        "three seeds a setting) and write DIR/ANSWERS.md with its figures; every run's "
+        "records, printout and saved state stay in DIR. Ctrl-C stops it within seconds, keeping "
+        "every finished run and each unfinished run's state; the same command continues. "
+        f"`answers DIR --from {COMMITTED}` rebuilds the key from the repository's committed "
+        "records in seconds and trains nothing.")
     key.add_argument("dir", help="a folder; a finished exercise in it is not run again")
+    key.add_argument("--from", dest="source", default=None, metavar="RECORDS",
+                     help=f"a folder of the key's records (e.g. {COMMITTED}, committed with the "
+                     "repository): render the key from them into DIR, training nothing")
     key.add_argument("--smoke", action="store_true", help="2 steps a run, one seed: a test")
     commands.add_parser("readme", help="rewrite README.md's exercise list from EXERCISES")
     return parser.parse_args(argv)
 
 
+def grade_class(submissions, parts, jobs, keep):
+    """Grade each submission, `jobs` at once; with `keep` (a folder), each grade is saved there as
+    soon as it is made and a submission whose graded files, parts and grading tests are those of
+    a kept grade is not graded again. Returns the marks, in the order of submissions."""
+    import hashlib
+
+    def kept_path(submission):
+        digest = hashlib.sha256(json.dumps(parts).encode())
+        for folder, names in ((HERE, GRADER_FILES), (submission, SOURCES)):
+            for name in names:
+                with open(os.path.join(folder, name), "rb") as f:
+                    digest.update(name.encode() + b"\0" + f.read() + b"\0")
+        digest.update(os.path.abspath(submission).encode())
+        return os.path.join(keep, digest.hexdigest()[:32] + ".json")
+
+    reused = []
+
+    def one(submission):
+        path = keep and not not_a_handout(submission) and kept_path(submission)
+        if path and os.path.isfile(path):
+            with open(path) as f:
+                reused.append(submission)
+                return {**json.load(f), "submission": submission}
+        marks = grade(submission, parts)
+        if STOPPING.is_set():  # its pytest may have been stopped half-way: not a grade
+            raise Stopped(submission)
+        if path and not (marks["problem"] or "").startswith("did not run"):
+            os.makedirs(keep, exist_ok=True)
+            atomic_write(path, json.dumps(marks))
+        return marks
+    all_marks = run_all(submissions, one, jobs)
+    if reused:
+        print(f"reused the kept grades of {len(reused)} submission(s) (files unchanged) from "
+              f"{keep}", file=sys.stderr)
+    return all_marks
+
+
 def main(argv=None):
+    args = None
     try:
         args = parse(sys.argv[1:] if argv is None else argv)
-        if args.command == "answers":
-            print(f"answer key written: {answers(args.dir, args.smoke)}")
-            return 0
-        if args.command == "readme":
-            write_readme_list()
-            print("README.md: the exercise list rewritten")
-            return 0
-        if args.command == "handout":
-            parts = handout(args.dest, args.parts)
-            print(f"handed out {len(parts)} part(s) in {args.dest}: {', '.join(parts)}")
-            if parts != DEFAULT_PARTS:
-                print(f"grade with: python homework.py grade --parts {','.join(parts)} "
-                      "SUBMISSION ...")
-            return 0
-        parts = list(dict.fromkeys(p.strip() for p in args.parts.split(",") if p.strip()))
-        if not parts:
-            raise HomeworkError("--parts names no part")
-        check_parts(parts)
-        if args.jobs < 1:
-            raise HomeworkError(f"--jobs must be 1 or more, got {args.jobs}")
-        if len(args.submissions) == 1 and not_a_handout(args.submissions[0]):
-            raise HomeworkError(not_a_handout(args.submissions[0]))
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:  # each waits on pytest
-            all_marks = list(pool.map(lambda s: grade(s, parts), args.submissions))
-        if args.feedback:
-            os.makedirs(args.feedback, exist_ok=True)
-            taken = set()
-            for marks in all_marks:
-                path = os.path.join(args.feedback, feedback_name(marks["submission"], taken))
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(report(marks))
-        if len(all_marks) == 1:
-            print(report(all_marks[0]), end="")
-        else:
-            write_csv(sys.stdout, parts, all_marks)
-        return 1 if any(marks["problem"] for marks in all_marks) else 0
+        with stop_on_signal():
+            return command(args)
     except (HomeworkError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, Stopped):
+        if args is not None and args.command == "answers" and not args.source:
+            print(f"\n{interrupted_key(args.dir)}", file=sys.stderr)
+        elif args is not None and args.command == "grade" and len(args.submissions) > 1:
+            print(f"\ninterrupted: the grades made so far are kept in {grades_kept(args)}; "
+                  f"continue with the same command", file=sys.stderr)
+        else:
+            print("\ninterrupted: nothing was kept", file=sys.stderr)
+        return 130
+
+
+def grades_kept(args):
+    """Where a class's grades are kept (--keep, else FEEDBACK/.marks, else KEEP)."""
+    return args.keep or (os.path.join(args.feedback, ".marks") if args.feedback else KEEP)
+
+
+def command(args):
+    """Carry out the parsed command line; returns the exit status."""
+    if args.command == "answers":
+        path = answers(args.dir, args.smoke, args.source)
+        print(f"answer key {'rebuilt from records' if args.source else 'written'}: {path}")
+        return 0
+    if args.command == "readme":
+        write_readme_list()
+        print("README.md: the exercise list rewritten")
+        return 0
+    if args.command == "handout":
+        parts = handout(args.dest, args.parts)
+        print(f"handed out {len(parts)} part(s) in {args.dest}: {', '.join(parts)}")
+        if parts != DEFAULT_PARTS:
+            print(f"grade with: python homework.py grade --parts {','.join(parts)} "
+                  "SUBMISSION ...")
+        return 0
+    parts = list(dict.fromkeys(p.strip() for p in args.parts.split(",") if p.strip()))
+    if not parts:
+        raise HomeworkError("--parts names no part")
+    check_parts(parts)
+    if args.jobs < 1:
+        raise HomeworkError(f"--jobs must be 1 or more, got {args.jobs}")
+    if len(args.submissions) == 1 and not_a_handout(args.submissions[0]):
+        raise HomeworkError(not_a_handout(args.submissions[0]))
+    one = len(args.submissions) == 1
+    all_marks = grade_class(args.submissions, parts, args.jobs, None if one else grades_kept(args))
+    if args.feedback:
+        os.makedirs(args.feedback, exist_ok=True)
+        taken = set()
+        for marks in all_marks:
+            path = os.path.join(args.feedback, feedback_name(marks["submission"], taken))
+            atomic_write(path, report(marks))
+    if one:
+        print(report(all_marks[0]), end="")
+    else:
+        write_csv(sys.stdout, parts, all_marks)
+    # 0: every submission got a grade (one that does not import gets 0 points, and its row says
+    # why); 1: some folder could not be graded at all (not a handout), named in its row
+    return 1 if any(marks["rows"] is None for marks in all_marks) else 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 import mixit  # noqa: E402
+import runtime  # noqa: E402
 from records import (DRAW_ROWS, HOME, NAMES, VARIANTS, at_depths, baseline, draw_runs,  # noqa: E402
                      draw_values, final, mean_std, table, unstable)
 
@@ -434,7 +435,7 @@ def draw_attention(path, v, scale):
     """Each head's attention on one test sequence, of a checkpoint's model; returns its scores."""
     cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
     task, model, _, _, _ = mixit.build(cfg, verbose=False)
-    model.load_state_dict(mixit.load_checkpoint(path)["model"])
+    model.load_state_dict(runtime.load_checkpoint(path)["model"])
     scores = induction_scores(model, task)
     x = task.test[0][:1]
     with torch.no_grad():
@@ -530,7 +531,7 @@ FORMING_DATA = "results/forming_quick.json"  # the scores, step by step (the che
 def forming_path(v, step=None):
     """The run's final checkpoint, or its snapshot after `step` steps (mixit.py --save_steps)."""
     path = f"results/ckpt/forming/quick_induction_{v}.pt"
-    return path if step is None else mixit.snapshot_path(path, step)
+    return path if step is None else runtime.snapshot_path(path, step)
 
 
 def forming_command(v):
@@ -543,7 +544,7 @@ def load_model(path):
     """A checkpoint's model and task (the task's fixed test set from the checkpoint's config)."""
     cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
     task, model, _, _, _ = mixit.build(cfg, verbose=False)
-    model.load_state_dict(mixit.load_checkpoint(path)["model"])
+    model.load_state_dict(runtime.load_checkpoint(path)["model"])
     return task, model
 
 

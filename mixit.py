@@ -3,22 +3,27 @@ MixiT in one file: how much of a Transformer's skill needs *learned* attention?
 
 A reproduction of Dong, Noci, Khodak & Li, "Attention Retrieves, MLP Memorizes: Disentangling
 Trainable Components in the Transformer" (arXiv 2506.01115). The paper trains one small decoder
-in several variants: with attention replaced by a fixed random mixing matrix (MixiT) it still adds
-and memorizes but cannot retrieve; with the attention's queries and keys frozen at their random
-init (Frozen-QK) it still forms induction heads; with frozen MLPs it loses memorization capacity.
+in several variants and reports that with its attention replaced by a fixed random mixing matrix
+(MixiT) it still adds and memorizes but cannot retrieve; that with the attention's queries and
+keys frozen at their random init (Frozen-QK) it still forms induction heads; and that with frozen
+MLPs it loses memorization capacity. What our runs found is in results/FINDINGS.md.
 
-    python mixit.py --variant frozen_qk --task copy     # ~1-2 min on a laptop CPU: copies
-    python mixit.py --variant mixit --task copy         # same budget: fails, it cannot retrieve
-    python mixit.py --variant mixit --task modadd --task_size 59   # but it adds mod p
-    python mixit.py --task needle --qk_init_std 0.02    # the reference's init: frozen Q, K fail
+    python mixit.py                                     # Frozen-QK learns to copy strings
+    python mixit.py --variant mixit                     # the same task, MixiT's fixed mixing
+    python mixit.py --variant mixit --task modadd --task_size 59   # MixiT adds mod 59
+    python mixit.py --task needle --qk_init_std 0.02    # Frozen-QK at the reference code's init
     python mixit.py --task classify --data train.csv --variant mixit   # Yelp-style reviews
     python mixit.py --help                              # every flag, with its meaning
 
-Sections: model (the MixiT attention is `MixingAttention`) | freezing | training | evaluation |
+A run stopped by Ctrl-C or SIGTERM saves its training state; the same command, run again,
+continues it (--restart starts it over instead) and writes the run's one record.
+
+Sections: model (MixiT's attention, `MixingAttention`, first) | freezing | training | evaluation |
 configuration and command line. The data lives in tasks.py; the machinery around a run (device,
 torch.compile, checkpoints, records, the training loop's bookkeeping and its resuming after a
-signal, torchrun, flag parsing, exit codes) in runtime.py, which a reader of the paper can skip;
-the benchmark in bench.py (it imports this file, not the reverse).
+signal, torchrun, flag parsing, exit codes) in runtime.py, always called as `runtime.NAME(...)`:
+a reader of the paper can skip every such line. The benchmark is in bench.py (it imports this
+file, not the reverse).
 """
 
 import dataclasses
@@ -34,19 +39,16 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
+import runtime  # the machinery around a run (see above): skip its lines on a first read
 import tasks
-from runtime import (BatchPool, Interrupted, Progress, agree, append_record, catch_signals,
-                     check_memory, check_writable, command_line, compiled, data_parallel,
-                     data_pool, environment, flags, init_distributed, load_checkpoint, load_state,
-                     load_weights, pick_device, pick_dtype, rank_world, replica_checksums,
-                     resume_path, save_checkpoint, signalled, snapshot_path, snapshot_steps)
 from tasks import UsageError
 
 VARIANTS = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
 INIT_STD = 0.02  # every Linear and Embedding weight starts N(0, 0.02^2), as in the reference code
 
 # -----------------------------------------------------------------------------
-# Model: a small pre-norm decoder (RMSNorm, untied head), with two kinds of attention
+# Model: a small pre-norm decoder (RMSNorm, untied head) with one of two attentions: MixiT's
+# fixed random mixing (MixingAttention) or learned softmax attention (CausalSelfAttention)
 
 
 class RMSNorm(nn.Module):
@@ -57,6 +59,81 @@ class RMSNorm(nn.Module):
 
     def forward(self, x):  # x / rms(x) * weight, one fused kernel where torch has one
         return F.rms_norm(x, (x.size(-1),), self.weight, self.eps)
+
+
+def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
+    """The fixed random attention of MixiT, (n_head, T, T). For each head h (paper, Sec. 3):
+
+        sigma_h ~ U[1/sqrt(T * d_head), 1/sqrt(T)]      one mixing strength per head
+        Z ~ N(0, sigma_h^2), lower-triangular           causal noise (full if not causal)
+        Z[i, S_i] -= mean(Z[i, S_i])                     S_i: j <= i (causal) or every j,
+        A_h = I + Z                                      so each row of A_h sums to exactly 1
+
+    (Z is 0 outside S_i: above the diagonal, when causal.) A is the same for every input: it
+    mixes tokens by position only. Entries can be negative. With `sink`, head 0 instead
+    averages each token with the first one, as the reference code does: A_0[i, i] = A_0[i, 0]
+    = 0.5 for i > 0, and row 0 is [1, 0, ...] so that it too sums to 1 (the reference's is
+    [0.5, 0, ...]: --mixit_shipped, MixingAttention). Without it head 0 is drawn like the others.
+    The reference's bidirectional matrix (Yelp) centres row i by the full row's sum over i+1,
+    the causal count: its rows sum to 1 + (1 - T/(i+1)) sum_j Z_ij. A bug we do not copy.
+
+    head_dim: d_head, which sets the low end of sigma's range. gen: the torch.Generator (CPU)
+    of every random draw, so the same seed gives bit-identical matrices and another seed other
+    ones. Returns a float32 tensor (n_head, T, T).
+    """
+    lo, hi = 1 / math.sqrt(T * head_dim), 1 / math.sqrt(T)
+    sigma = lo + (hi - lo) * torch.rand(n_head, 1, 1, generator=gen)
+    support = torch.ones(T, T).tril() if causal else torch.ones(T, T)
+    Z = torch.randn(n_head, T, T, generator=gen) * sigma * support
+    Z = (Z - Z.sum(-1, keepdim=True) / support.sum(-1, keepdim=True)) * support  # centre rows
+    A = torch.eye(T) + Z
+    if sink:
+        A[0] = 0.5 * torch.eye(T)
+        A[0, :, 0] += 0.5
+    return A
+
+
+class MixingAttention(nn.Module):
+    """MixiT's attention: y_h = A_h V_h with a fixed random A_h (no queries, no keys).
+
+    A is a registered buffer: it is never trained, it is saved in checkpoints and it moves with
+    .to(device). Only the value and output projections learn."""
+
+    def __init__(self, cfg, gen):
+        super().__init__()
+        C, self.n_head = cfg.n_embd, cfg.n_head
+        self.v_proj = nn.Linear(C, C)
+        self.o_proj = nn.Linear(C, C)
+        self.mult = shipped_factors(cfg)[0]
+        A = mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head, gen, cfg.mixit_sink,
+                            cfg.causal)  # (H, T, T)
+        if cfg.mixit_shipped:  # the reference's sink row 0 is [0.5, 0, ...]: it sums to 0.5
+            A[0, 0, 0] = 0.5
+        self.register_buffer("A", A)
+
+    def forward(self, x, return_att=False, keep=None):
+        """MixiT's attention: y_h = A_h V_h per head, with A_h = self.A[h, :T, :T], then o_proj.
+
+        x (B, T, C), T <= block_size: a shorter input uses the top-left corner of A. V is
+        self.mult * v_proj(x), split into n_head heads of d_head = C / n_head channels (head h:
+        channels h*d_head to (h+1)*d_head). The heads' outputs are merged back into C channels
+        (the inverse of the split), and y = self.mult * o_proj(merged). self.mult is 1 unless
+        --mixit_mult or --mixit_shipped sets it (shipped_factors).
+        keep (B, T) bool, or None: the real tokens, where the input has pads (classify). A pad's
+        value is zeroed before the mixing, so pads never reach a real token, as in the softmax
+        variants; a real token's row then sums to 1 minus A's weight on the pads (the reference
+        mixes its pads in).
+
+        Returns (y, att): y (B, T, C); att (B, n_head, T, T), A[:, :T, :T] once per batch row,
+        if return_att, else None.
+        """
+        B, T, C = x.size()
+        v = self.mult * self.v_proj(x)  # (B, T, C); mult: see shipped_factors
+        v = v if keep is None else v * keep[:, :, None]
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
+        A = self.A[:, :T, :T].to(v.dtype)  # causal: a shorter input uses the top-left corner
+        y = (A @ v).transpose(1, 2).reshape(B, T, C)  # (H,T,T) @ (B,H,T,hd) -> (B, T, C)
+        return self.mult * self.o_proj(y), (A.expand(B, -1, -1, -1) if return_att else None)
 
 
 def rotary_tables(block_size, head_dim, base=10000.0):
@@ -141,38 +218,6 @@ class CausalSelfAttention(nn.Module):
         return self.o_proj(y), att
 
 
-def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
-    """The fixed random attention of MixiT, (n_head, T, T). For each head h (paper, Sec. 3):
-
-        sigma_h ~ U[1/sqrt(T * d_head), 1/sqrt(T)]      one mixing strength per head
-        Z ~ N(0, sigma_h^2), lower-triangular           causal noise (full if not causal)
-        Z[i, S_i] -= mean(Z[i, S_i])                     S_i: j <= i (causal) or every j,
-        A_h = I + Z                                      so each row of A_h sums to exactly 1
-
-    (Z is 0 outside S_i: above the diagonal, when causal.) A is the same for every input: it
-    mixes tokens by position only. Entries can be negative. With `sink`, head 0 instead
-    averages each token with the first one, as the reference code does: A_0[i, i] = A_0[i, 0]
-    = 0.5 for i > 0, and row 0 is [1, 0, ...] so that it too sums to 1 (the reference's is
-    [0.5, 0, ...]: --mixit_shipped, MixingAttention). Without it head 0 is drawn like the others.
-    The reference's bidirectional matrix (Yelp) centres row i by the full row's sum over i+1,
-    the causal count: its rows sum to 1 + (1 - T/(i+1)) sum_j Z_ij. A bug we do not copy.
-
-    head_dim: d_head, which sets the low end of sigma's range. gen: the torch.Generator (CPU)
-    of every random draw, so the same seed gives bit-identical matrices and another seed other
-    ones. Returns a float32 tensor (n_head, T, T).
-    """
-    lo, hi = 1 / math.sqrt(T * head_dim), 1 / math.sqrt(T)
-    sigma = lo + (hi - lo) * torch.rand(n_head, 1, 1, generator=gen)
-    support = torch.ones(T, T).tril() if causal else torch.ones(T, T)
-    Z = torch.randn(n_head, T, T, generator=gen) * sigma * support
-    Z = (Z - Z.sum(-1, keepdim=True) / support.sum(-1, keepdim=True)) * support  # centre rows
-    A = torch.eye(T) + Z
-    if sink:
-        A[0] = 0.5 * torch.eye(T)
-        A[0, :, 0] += 0.5
-    return A
-
-
 # MixiT as the reference ships it (--mixit_shipped). The reference (princeton-pli/MixiT,
 # modeling_llama.py) wraps MixiT's linear layers in a ScaledLinear whose forward pass multiplies
 # W x + b by sqrt(base_fan_in / fan_in); the base is set by the driver script, not the model:
@@ -202,49 +247,6 @@ def shipped_factors(cfg):
     if cfg.task == "lm":
         skip, res = 0.5, math.sqrt(0.75)
     return math.sqrt(base / cfg.n_embd), math.sqrt(1 / (4 * cfg.n_embd)), skip, res
-
-
-class MixingAttention(nn.Module):
-    """MixiT's attention: y_h = A_h V_h with a fixed random A_h (no queries, no keys).
-
-    A is a registered buffer: it is never trained, it is saved in checkpoints and it moves with
-    .to(device). Only the value and output projections learn."""
-
-    def __init__(self, cfg, gen):
-        super().__init__()
-        C, self.n_head = cfg.n_embd, cfg.n_head
-        self.v_proj = nn.Linear(C, C)
-        self.o_proj = nn.Linear(C, C)
-        self.mult = shipped_factors(cfg)[0]
-        A = mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head, gen, cfg.mixit_sink,
-                            cfg.causal)  # (H, T, T)
-        if cfg.mixit_shipped:  # the reference's sink row 0 is [0.5, 0, ...]: it sums to 0.5
-            A[0, 0, 0] = 0.5
-        self.register_buffer("A", A)
-
-    def forward(self, x, return_att=False, keep=None):
-        """MixiT's attention: y_h = A_h V_h per head, with A_h = self.A[h, :T, :T], then o_proj.
-
-        x (B, T, C), T <= block_size: a shorter input uses the top-left corner of A. V is
-        self.mult * v_proj(x), split into n_head heads of d_head = C / n_head channels (head h:
-        channels h*d_head to (h+1)*d_head). The heads' outputs are merged back into C channels
-        (the inverse of the split), and y = self.mult * o_proj(merged). self.mult is 1 unless
-        --mixit_mult or --mixit_shipped sets it (shipped_factors).
-        keep (B, T) bool, or None: the real tokens, where the input has pads (classify). A pad's
-        value is zeroed before the mixing, so pads never reach a real token, as in the softmax
-        variants; a real token's row then sums to 1 minus A's weight on the pads (the reference
-        mixes its pads in).
-
-        Returns (y, att): y (B, T, C); att (B, n_head, T, T), A[:, :T, :T] once per batch row,
-        if return_att, else None.
-        """
-        B, T, C = x.size()
-        v = self.mult * self.v_proj(x)  # (B, T, C); mult: see shipped_factors
-        v = v if keep is None else v * keep[:, :, None]
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
-        A = self.A[:, :T, :T].to(v.dtype)  # causal: a shorter input uses the top-left corner
-        y = (A @ v).transpose(1, 2).reshape(B, T, C)  # (H,T,T) @ (B,H,T,hd) -> (B, T, C)
-        return self.mult * self.o_proj(y), (A.expand(B, -1, -1, -1) if return_att else None)
 
 
 class MLP(nn.Module):
@@ -444,8 +446,8 @@ def unfreeze(model, optimizer, cfg):
 
 def build(cfg, verbose=True):
     """Config -> (task, model on its device, device, dtype, (#trainable, #frozen))."""
-    device = pick_device(cfg.device)
-    dtype = pick_dtype(cfg.dtype, device)
+    device = runtime.pick_device(cfg.device)
+    dtype = runtime.pick_dtype(cfg.dtype, device)
     task = tasks.make_task(cfg.task, cfg.task_size, device, cfg.data_seed, cfg.eval_size, cfg.data,
                            cfg.test_data)
     cfg.task_size = task.size
@@ -459,7 +461,7 @@ def build(cfg, verbose=True):
                          "--block_size at 0")
     # a step keeps about 25 activations of width C per token and block, and 3 copies of the logits
     step_floats = cfg.batch_size * cfg.block_size * (25 * cfg.n_layer * cfg.n_embd + 3 * task.vocab_size)
-    check_memory(4 * step_floats, device, cfg.batch_size)
+    runtime.check_memory(4 * step_floats, device, cfg.batch_size)
     torch.manual_seed(cfg.seed)
     model = GPT(cfg, task.vocab_size, task.classes and len(task.classes), task.pad_id)
     n_train, n_frozen = freeze(model, frozen_parts(cfg), verbose, label=f"variant {cfg.variant}")
@@ -510,44 +512,46 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     every batch from its own seed (seed + rank), DistributedDataParallel averages the gradients,
     and rank 0 alone evaluates and prints. One process is simply rank 0 of 1.
 
-    A signal (SIGINT, SIGTERM) saves the whole training state and stops; with --resume it is also
-    saved at each evaluation, and continued from: the run ends as an uninterrupted one would.
+    A signal (SIGINT, SIGTERM) saves the whole training state (runtime.resume_path) and stops;
+    the same command continues from it (state), and the run ends as an uninterrupted one would.
+    With --resume the state is also saved at each evaluation.
     Its bookkeeping (runtime.Progress) and batch pool (runtime.BatchPool) live in runtime.py."""
-    rank, world = rank_world()
+    rank, world = runtime.rank_world()
     optimizer = make_optimizer(model, cfg, device)
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
-    record["data_pool"] = data_pool(cfg, device, world)  # batches drawn at once (--data_pool)
+    record["data_pool"] = runtime.data_pool(cfg, device, world)  # batches drawn at once
     draw = lambda n: task.get_batches(n, cfg.batch_size // world, gen, cfg.resample)  # noqa: E731
-    batches = BatchPool(draw, record["data_pool"])  # next(batches): one batch at a time
-    progress = Progress(cfg, model, optimizer, gen, batches, record, t_run)  # --resume saves it
+    batches = runtime.BatchPool(draw, record["data_pool"])  # next(batches): one batch at a time
+    progress = runtime.Progress(cfg, model, optimizer, gen, batches, record, t_run)  # its state
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
             unfreeze(model, optimizer, cfg)
         progress.restore(state)
-        print(f"resumed from {cfg.resume} at step {progress.start}")
-    fwd, sync = compiled(model, cfg, device, world)  # evaluation calls the model itself
-    train_fwd = data_parallel(model, cfg, device) if world > 1 else fwd  # DDP: gradients averaged
+        print(f"resumed from {runtime.resume_path(cfg)} at step {progress.start}"
+              + ("" if cfg.resume else ", where this command was stopped (--restart: start over)"))
+    fwd, sync = runtime.compiled(model, cfg, device, world)  # evaluation calls the model itself
+    train_fwd = runtime.data_parallel(model, cfg, device) if world > 1 else fwd  # DDP (torchrun)
     snapshots = {int(s) for s in cfg.save_steps.split(",") if s}  # --save_steps (resolve_config)
     progress.start_clock()  # the clock counts training only: it stops while the loop evaluates
     for step in range(progress.start, cfg.steps + 1):
-        if signalled(may_sync=step % cfg.log_interval == 0):  # SIGINT, SIGTERM: save and stop
+        if runtime.signalled(may_sync=step % cfg.log_interval == 0):  # SIGINT, SIGTERM: save, stop
             progress.stop_clock()
-            progress.save(resume_path(cfg), step)
-            raise Interrupted(cfg, step, 1000 * progress.train_s / max(step, 1))
+            progress.save(runtime.resume_path(cfg), step)
+            raise runtime.Interrupted(cfg, step, 1000 * progress.train_s / max(step, 1))
 
         # evaluate on the fixed test set (rank 0), and stop here if the stopping rule says so
         snapshot = step in snapshots  # --save_steps: evaluate, and save the model, here too
         if (step % cfg.eval_interval == 0 or step == cfg.steps or snapshot) and not progress.evaluated(step):
             sync()
             progress.stop_clock()
-            if rank == 0:  # rank 0 alone evaluates; agree() hands its verdict to every rank
+            if rank == 0:  # rank 0 alone evaluates; runtime.agree hands its verdict to every rank
                 m = evaluate(fwd, task, dtype)
                 progress.history.append({"step": step, "train_s": round(progress.train_s, 2), **m})
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
                 if snapshot:  # the model after `step` optimizer steps (figures.py: forming)
-                    save_checkpoint(snapshot_path(cfg.save, step), model, cfg)
-            reason = agree(stop_reason(cfg, progress.history, task) if rank == 0 else None)
+                    runtime.save_checkpoint(runtime.snapshot_path(cfg.save, step), model, cfg)
+            reason = runtime.agree(stop_reason(cfg, progress.history, task) if rank == 0 else None)
             if reason or step == cfg.steps:
                 record["stop"] = {"reason": reason or "reached --steps", "step": step}
                 print(f"step {step:5d} | stop: {record['stop']['reason']}")
@@ -576,7 +580,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
                   f"| {progress.ms_per_step(step + 1):.1f} ms/step")
     record["train_s"] = round(progress.train_s, 2)
     if world > 1:  # the replicas must end identical: every rank's parameter sum, side by side
-        record["ddp"] = {"world_size": world, "param_checksums": replica_checksums(model)}
+        record["ddp"] = {"world_size": world, "param_checksums": runtime.replica_checksums(model)}
     return progress.history
 
 
@@ -717,7 +721,11 @@ class Config:
                              "these steps (e.g. 0,50,100; 0: at init), as PATH_step{N}.pt")
     load: str = _f("", "start from this checkpoint; its model and task settings are used")
     resume: str = _f("", "save the training state here at each evaluation and on SIGINT/SIGTERM, "
-                         "and continue from it if it exists; deleted once the record is written")
+                         "and continue from it if it exists; deleted once the record is written. "
+                         "Without it a stopped run saves its state under results/ckpt/, and the "
+                         "same command continues from there")
+    restart: bool = _f(False, "start over: delete the state that a stopped run of this command "
+                              "(or --resume) saved, instead of continuing from it")
     # speed
     device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
     dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
@@ -741,7 +749,7 @@ def parse_args(argv):
     """Flags -> the dict of settings the user actually gave (the rest come from the defaults)."""
     recipes = "; ".join(f"{t}: " + ", ".join(f"{k} {v}" for k, v in spec[4].items())
                         for t, spec in tasks.TASKS.items())
-    return flags(Config, argv, description=__doc__.split("\n\n")[0].strip(),
+    return runtime.flags(Config, argv, description=__doc__.split("\n\n")[0].strip(),
                  epilog="Each task brings its own CPU recipe, which replaces the defaults above "
                         f"unless you give the flag: {recipes}. A run prints its settings first, in "
                         "a few lines, and its record keeps the whole config. `python bench.py` "
@@ -765,7 +773,7 @@ def resolve_config(given):
     """Defaults <- the task's CPU recipe (tasks.TASKS) <- a checkpoint's model <- the flags."""
     settings = {}
     if "load" in given:
-        ckpt = load_checkpoint(given["load"])
+        ckpt = runtime.load_checkpoint(given["load"])
         for k in ("task_size", "block_size"):  # 0 means "the default": here, the checkpoint's
             if given.get(k) == 0:
                 del given[k]
@@ -815,11 +823,11 @@ def resolve_config(given):
     if cfg.unfreeze_at and not frozen_parts(cfg):
         raise UsageError(f"--unfreeze_at: variant {cfg.variant} freezes nothing (add --freeze)")
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
-    cfg.save_steps = snapshot_steps(cfg.save_steps, cfg.save, cfg.steps)  # "0,50": as train() reads it
+    cfg.save_steps = runtime.snapshot_steps(cfg.save_steps, cfg.save, cfg.steps)  # "0,50": as train() reads it
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)
-    check_writable(out=cfg.out, save=cfg.save, resume=cfg.resume)  # now, not after the run
+    runtime.check_writable(out=cfg.out, save=cfg.save, resume=cfg.resume)  # now, not after the run
     if cfg.dtype not in ("auto", "float32", "bfloat16"):
         raise UsageError(f"--dtype must be auto, float32 or bfloat16, not '{cfg.dtype}'")
     return cfg
@@ -836,6 +844,8 @@ def settings(cfg, task, device, dtype):
     flag = lambda v: str(v).lower() if isinstance(v, bool) else shlex.quote(str(v))  # noqa: E731
     other = [f"--{k} {flag(v)}" for k, v in dataclasses.asdict(cfg).items()
              if k not in in_lines and v != default[k]]
+    # the test set as built: modadd and lm hold out fewer than --eval_size, memorize tests its table
+    tested = "sequences it trains on" if task.capacity_bits else "held-out sequences"
     return [f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}",
             f"model: {cfg.n_layer} layers, {cfg.n_head} heads, width {cfg.n_embd}, sequences of up "
             f"to {cfg.block_size} tokens; {cfg.positions} positions, {cfg.mlp_act} MLP, "
@@ -843,25 +853,25 @@ def settings(cfg, task, device, dtype):
             f"training: {cfg.steps} steps of {cfg.batch_size} sequences; AdamW, lr {cfg.lr:g} "
             f"({cfg.warmup} steps of warm-up, then cosine), weight decay {cfg.weight_decay:g}; "
             f"seed {cfg.seed}",
-            f"testing: {cfg.eval_size} held-out sequences every {cfg.eval_interval} steps; "
+            f"testing: {len(task.test[0])} {tested} every {cfg.eval_interval} steps; "
             + (f"the record, with every setting, goes to {cfg.out}" if cfg.out else "no record")
             ] + (["other settings: " + " ".join(other)] if other else [])
 
 
 def run(cfg):
     t0 = time.time()
-    rank, world = init_distributed(cfg.batch_size, cfg.device)
+    rank, world = runtime.init_distributed(cfg.batch_size, cfg.device)
     task, model, device, dtype, (n_train, n_frozen) = build(cfg)
     if cfg.load:  # start from a checkpoint's weights (resolve_config took its settings)
-        load_weights(model, cfg.load)
+        runtime.load_weights(model, cfg.load)
     print("\n".join(settings(cfg, task, device, dtype)))
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
     if task.corpus_sha256:  # lm: its text's digest; records of two texts never share a cell
         record["corpus_sha256"] = task.corpus_sha256
     if cfg.mixit_shipped:  # its sink's row 0 as run (0.5; 1 in records before issue 53: stale)
         record["sink_row0"] = model.blocks[0].attn.A[0, 0, 0].item()
-    state = load_state(cfg)  # an interrupted run's state, to continue from (--resume)
-    with catch_signals():  # a signal now saves the training state instead of losing it (train)
+    state = runtime.load_state(cfg)  # a stopped run's state, if this command left one
+    with runtime.catch_signals():  # a signal now saves the training state instead of losing it (train)
         history = train(cfg, task, model, device, dtype, record, t0, state)
     if rank > 0:  # rank 0 evaluates, prints, saves and writes the record; the others wait for it:
         dist.barrier()  # a rank that left the group early could abort at exit (gloo, under load)
@@ -875,24 +885,24 @@ def run(cfg):
     print(f"\nfinal test accuracy {final['acc']:.4f} (exact match {final['exact']:.4f}, "
           f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {time.time() - t0:.0f}s")
     if cfg.save:
-        save_checkpoint(cfg.save, model, cfg)
+        runtime.save_checkpoint(cfg.save, model, cfg)
         print(f"checkpoint saved to {cfg.save}")
     record.update({
         "final": final, "best_acc": max(h["acc"] for h in history), "history": history,
         "steps": final["step"], "wall_s": round(record.get("wall_s", 0) + time.time() - t0, 2),
         "ms_per_step": round(1000 * record["train_s"] / max(1, final["step"]), 2),
-        **environment(device, dtype)})
+        **runtime.environment(device, dtype)})
     if cfg.out:
-        append_record(cfg.out, record)
-    if cfg.resume and os.path.isfile(cfg.resume):  # the record holds the run now
-        os.remove(cfg.resume)
+        runtime.append_record(cfg.out, record)
+    if os.path.isfile(runtime.resume_path(cfg)):  # the record holds the run now
+        os.remove(runtime.resume_path(cfg))
     if world > 1:
         dist.barrier()
     return record
 
 
 def main(argv=None):
-    with command_line():  # bad input: one line, status 2; a signal: where its state is saved
+    with runtime.command_line():  # bad input: one line, status 2; a signal: where its state is saved
         run(resolve_config(parse_args(sys.argv[1:] if argv is None else argv)))
 
 

@@ -10,6 +10,7 @@ mixit.py imports this file, and this file imports nothing of the project but tas
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import platform
@@ -193,11 +194,10 @@ class Interrupted(Exception):
     message says where the state is and how to continue, in one line."""
 
     def __init__(self, cfg, step, ms_per_step):
-        path = resume_path(cfg)
         super().__init__(f"{signal.Signals(SIGNAL['got']).name} at step {step}: the run's state is "
-                         f"saved in {path}; the same command"
-                         f"{'' if cfg.resume else f' with --resume {path}'} continues it (no "
-                         f"record was written yet; {ms_per_step:.1f} ms/step so far)")
+                         f"saved in {resume_path(cfg)}; the same command continues it, --restart "
+                         f"starts it over (no record was written yet; {ms_per_step:.1f} ms/step "
+                         "so far)")
 
 
 SIGNAL = {"got": None}  # set by the handler, read once per training step
@@ -265,29 +265,44 @@ def signalled(may_sync):
     return may_sync and agree(SIGNAL["got"]) is not None
 
 
-def resume_path(cfg):
-    """Where a run saves its state: --resume, or for a run without it a path from its tag."""
-    name = cfg.tag or f"{cfg.task}_{cfg.variant}_s{cfg.seed}"
-    return cfg.resume or os.path.join("results", "ckpt", f"interrupted_{name.replace('/', '_')}.pt")
-
-
 # settings that may differ between a run and its resumption: they change no number
-RESUME_FREE = ("resume", "out", "log_interval", "examples", "save", "compile", "cuda_graphs")
+RESUME_FREE = ("resume", "restart", "out", "log_interval", "examples", "save", "compile",
+               "cuda_graphs")
+
+
+def resume_path(cfg):
+    """Where a run saves its state when it is stopped: --resume, or for a run without it a path
+    of its own settings (those that change a number: not RESUME_FREE), so that the same command
+    run again finds it and another command never does."""
+    if cfg.resume:
+        return cfg.resume
+    kept = {k: v for k, v in sorted(dataclasses.asdict(cfg).items()) if k not in RESUME_FREE}
+    digest = hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:10]
+    name = (cfg.tag or f"{cfg.task}_{cfg.variant}_s{cfg.seed}").replace("/", "_")
+    return os.path.join("results", "ckpt", f"interrupted_{name}_{digest}.pt")
 
 
 def load_state(cfg):
-    """The training state saved at --resume, if there is one, checked against this run."""
-    if not (cfg.resume and os.path.isfile(cfg.resume)):
+    """The training state that a stopped run of these settings saved (resume_path), if there is
+    one, checked against this run; with --restart it is deleted instead, and the run starts over."""
+    path = resume_path(cfg)
+    if cfg.restart:  # every rank starts over; rank 0 deletes the old state
+        if rank_world()[0] == 0 and os.path.isfile(path):
+            os.remove(path)
+            print(f"--restart: deleted {path}, the state of an earlier run stopped there")
         return None
-    state = load_checkpoint(cfg.resume)
+    if not os.path.isfile(path):
+        return None
+    state = load_checkpoint(path)
     mine = dataclasses.asdict(cfg)
     for k, v in state["config"].items():
         if k in mine and k not in RESUME_FREE and mine[k] != v:
-            raise UsageError(f"--resume {cfg.resume} was saved by another run (--{k} {v} there, "
-                             f"{mine.get(k)} here): delete it or run with its settings")
+            raise UsageError(f"--resume {path} was saved by another run (--{k} {v} there, "
+                             f"{mine.get(k)} here): run with its settings, or --restart")
     world = rank_world()[1]
     if "step" not in state or len(state["gens"]) != world:
-        raise UsageError(f"--resume {cfg.resume} is not the state of a run on {world} process(es)")
+        raise UsageError(f"--resume {path} is not the state of a run on {world} process(es): "
+                         "--restart deletes it")
     return state
 
 

@@ -435,8 +435,10 @@ def sample_copy(B, gen, max_len):
         y:    a b | c a b _ _ _ _
         mask: . . . X X X . . . .          (every copied token is scored)
 
-    The copy of token i sits l+1 places after it, and l changes from row to row, so no fixed
-    mixing pattern can do this: the model must find *where* to look from the content.
+    The copy of token i sits l+1 places after it, and l changes from row to row: where to look
+    depends on where the separator '|' is, so no single offset fits every row. The paper counts
+    copying as retrieval, which it reports that MixiT, whose mixing is the same for every input,
+    cannot do.
     """
     L, dev = max_len, gen.device
     length = _randint(1, L + 1, (B,), gen)
@@ -729,8 +731,8 @@ def make_classify(context, device, data_seed, n_test, path="", test_path=""):
     The reference reads its classifier at the last non-pad token too. Padding in front puts
     that token at one position for every text: MixiT's fixed matrix then reads every text
     through the same row of A, as on Yelp, whose reviews nearly all fill 255 bytes. (Padded at
-    the end, short texts would each be read through another row, and MixiT failed at a task
-    of short texts that Standard solved.) No real token ever sees a pad (mixit.py). The model
+    the end, texts of different lengths would each be read through another row of A.) No real
+    token ever sees a pad (mixit.py). The model
     is bidirectional (--causal false, the task's recipe). The score is the class's accuracy.
     With --test_data, that file is the test set (Yelp ships train.csv and test.csv); without it,
     the distinct texts are split by a hash (CRC-32) of their tokens, one in five to the test set.
@@ -868,10 +870,11 @@ def best_baseline(task):
 # -----------------------------------------------------------------------------
 # The registry: name -> (maker, CPU-friendly size, paper size, what the size means, recipe)
 #
-# The recipe is the training setting the task's defaults use on a laptop CPU; each value can be
-# overridden on the command line (see `python mixit.py --help`). The paper-scale settings are
-# in run_all.sh. Tasks with one scored token per sequence (dyck, needle, induction) get big
-# batches: at batch 64 needle sat at its 40% plateau for 1500 steps, at 256 it was solved by 500.
+# The CPU size and the recipe are what `python mixit.py --task NAME` uses by default, on a laptop
+# CPU; each value can be overridden on the command line (see `python mixit.py --help`). The quick
+# tables (run_all.sh --quick) and the paper scale set their own sizes and recipes in run_all.sh;
+# the README's task table shows the three side by side. Tasks with one scored token per sequence
+# (dyck, needle, induction) get big batches: a row gives only one answer to learn from.
 
 TASKS = {
     #            maker           cpu  paper  size means

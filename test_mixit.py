@@ -26,6 +26,7 @@ import random
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -353,11 +354,11 @@ def test_mixing_matrix_survives_save_and_load(tmp_path):
     cfg = make_config("--variant", "mixit", "--task", "copy", "--task_size", "4", "--seed", "0")
     task, saved, _, _, _ = mixit.build(cfg, verbose=False)
     path = str(tmp_path / "mixit.pt")
-    mixit.save_checkpoint(path, saved, cfg)
+    runtime.save_checkpoint(path, saved, cfg)
 
     _, fresh = build_model("mixit", "--seed", "1")
     assert not torch.equal(mixing_buffers(fresh)[0], mixing_buffers(saved)[0])
-    fresh.load_state_dict(mixit.load_checkpoint(path)["model"])
+    fresh.load_state_dict(runtime.load_checkpoint(path)["model"])
 
     for a, b in zip(mixing_buffers(fresh), mixing_buffers(saved)):
         assert torch.equal(a, b)
@@ -1447,7 +1448,7 @@ def checkpoint(tmp_path):
     cfg = make_config("--variant", "mixit", "--task", "copy", "--task_size", "4")
     _, model, _, _, _ = mixit.build(cfg, verbose=False)
     path = str(tmp_path / "init.pt")
-    mixit.save_checkpoint(path, model, cfg)
+    runtime.save_checkpoint(path, model, cfg)
     return path
 
 
@@ -1528,6 +1529,53 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
     assert not state.exists()
 
 
+def test_a_run_stopped_by_ctrl_c_is_continued_by_the_same_command_into_one_record(tmp_path):
+    """Ctrl-C (SIGINT) mid-training, then exactly the same command again, no flag added: it says
+    that it resumes, continues from the state the stopped run saved (results/ckpt/ where it runs),
+    writes one record, the one an uninterrupted run writes (same curve, same final metrics), and
+    deletes the state. Real processes and a real signal; the uninterrupted run is mixit.main."""
+    out = tmp_path / "runs.jsonl"
+    argv = BASE_FLAGS + RESUME_RUN + ["--out", str(out)]
+    mixit.main(argv[:-1] + [str(tmp_path / "whole.jsonl")])  # the same run, never stopped
+    [whole] = [json.loads(line) for line in (tmp_path / "whole.jsonl").open()]
+    cmd = [sys.executable, "-u", os.path.join(HERE, "mixit.py"), *argv]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    stopped = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    for line in stopped.stdout:  # Ctrl-C between two evaluations, mid-training
+        if line.startswith("step    40 | loss"):
+            stopped.send_signal(signal.SIGINT)
+            break
+    _, err = stopped.communicate(timeout=60)
+    assert stopped.returncode == 130 and "Traceback" not in err, err[-2000:]
+    assert "SIGINT at step" in err and "the same command continues it, --restart" in err
+    [state] = (tmp_path / "results" / "ckpt").glob("interrupted_*.pt")
+    assert str(state.relative_to(tmp_path)) in err and not out.exists()  # no record yet
+    again = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"resumed from {state.relative_to(tmp_path)} at step" in again.stdout
+    [cut] = [json.loads(line) for line in out.open()]  # one record for the run
+    assert 40 <= cut["resumed_at"][0] < 60 and same_run(whole, cut) and not state.exists()
+
+
+def test_restart_starts_over_where_a_stopped_run_left_its_state(tmp_path, monkeypatch, capsys):
+    """--restart deletes the state a stopped run of the same command saved and trains from step
+    0 (the record has no resumed_at); the state of another command is never read (its own path)."""
+    monkeypatch.chdir(tmp_path)
+
+    def built(*flags):  # a run's config as its state's path reads it: after build()
+        cfg = run_config("runs.jsonl", *RESUME_RUN, *flags)
+        return cfg, mixit.build(cfg, verbose=False)[1]
+    cfg, model = built()
+    path = runtime.resume_path(cfg)
+    runtime.save_checkpoint(path, model, cfg, step=30, gens=[torch.Generator().get_state()])
+    assert runtime.resume_path(built("--lr", "0.01")[0]) != path
+    assert runtime.resume_path(built("--out", "other.jsonl", "--log_interval", "5")[0]) == path
+    record = mixit.run(run_config("runs.jsonl", *RESUME_RUN, "--restart"))
+    assert "resumed_at" not in record and not os.path.exists(path)
+    assert f"--restart: deleted {path}" in capsys.readouterr().out
+
+
 def test_a_run_killed_outright_resumes_from_its_last_evaluation(tmp_path, monkeypatch):
     """A run that dies without a chance to save (SIGKILL, a crash) resumes from the state saved
     at its last evaluation, and still ends exactly where an uninterrupted run ends; so does a
@@ -1560,7 +1608,7 @@ def test_resume_refuses_the_state_of_another_run(tmp_path, capsys):
     state = tmp_path / "state.pt"
     cfg = run_config("", *RESUME_RUN, "--steps", "60", "--resume", str(state))
     _, model, _, _, _ = mixit.build(cfg, verbose=False)
-    mixit.save_checkpoint(str(state), model, cfg, step=30, gens=[torch.Generator().get_state()])
+    runtime.save_checkpoint(str(state), model, cfg, step=30, gens=[torch.Generator().get_state()])
     line = assert_usage_error(SAFE + RESUME_RUN + ["--steps", "60", "--resume", str(state),
                                                    "--lr", "0.5", "--out", ""], capsys)
     assert "--lr" in line and state.exists()
@@ -3794,10 +3842,10 @@ def test_save_steps_saves_the_model_after_each_listed_step_and_refuses_a_bad_lis
     base = BASE_FLAGS + ["--task", "add", "--task_size", "2", "--variant", "frozen_qk",
                          "--steps", "4", "--warmup", "0", "--lr", "1e-2", "--out", ""]
     mixit.main(base + ["--save", str(tmp_path / "m.pt"), "--save_steps", "0, 2,4"])
-    weights = {s: mixit.load_checkpoint(str(tmp_path / f"m_step{s}.pt"))["model"] for s in (0, 2, 4)}
+    weights = {s: runtime.load_checkpoint(str(tmp_path / f"m_step{s}.pt"))["model"] for s in (0, 2, 4)}
     init = mixit.build(make_config("--task", "add", "--task_size", "2", "--variant", "frozen_qk"),
                        verbose=False)[1].state_dict()
-    final = mixit.load_checkpoint(str(tmp_path / "m.pt"))["model"]
+    final = runtime.load_checkpoint(str(tmp_path / "m.pt"))["model"]
     same = lambda a, b: all(torch.equal(a[k], b[k]) for k in a)  # noqa: E731
     assert same(weights[0], init) and same(weights[4], final)
     assert not same(weights[2], init) and not same(weights[2], final)
@@ -3833,7 +3881,7 @@ def test_attention_forming_data_comes_from_the_checkpoints_at_the_steps_it_names
     init = mixit.build(make_config("--task", "induction", "--task_size", "6", "--variant",
                                    "standard"), verbose=False)[1].state_dict()
     at = dict(zip(steps, data["scores"]))
-    assert at[0] == scores(init) and at[6] == scores(mixit.load_checkpoint(path)["model"])
+    assert at[0] == scores(init) and at[6] == scores(runtime.load_checkpoint(path)["model"])
     assert at[3] != at[0] and at[3] != at[6]
     committed = json.load(open(os.path.join(HERE, figures.FORMING_DATA)))
     assert list(committed) == list(figures.FORMING_ROWS)
@@ -4017,92 +4065,156 @@ def test_mixit_shipped_refuses_a_variant_or_factor_it_would_override():
 
 
 # -----------------------------------------------------------------------------
-# The prose says no more than its evidence (issue 46): records.unsupported, report.py --check
+# The prose says no more than its records (issue 63): records.unsourced, a rule by structure
+# (a sentence about our variants, tasks, cells, claims or runs carries its marker or a label;
+# no number is typed), on every surface report.py --check reads (report.surfaces)
 
 
-def test_a_cause_or_certainty_without_source_or_hedge_is_caught():
-    """One planted sentence of each kind: the bare cause and the bare certainty are caught; the
-    same words with a marked number (a result), a record tag or a test (a tested explanation),
-    or a hypothesis mark are not. Rendered tables, code and headings are not prose."""
-    import records
-    caught = ["The lr is why MixiT stalls at depth.",
-              "Random never leaves the floor however long it trains.",
-              "This explains the gap between the two rows.",
-              "The cell is stable across seeds."]
-    kept = ["MixiT fails at <!--= quick t1/needle/mixit acc -->11.0<!--/-->% on needle.",
-            "The lr is why it stalls (`x/c6-mixit-w256-L16-lr3e-4/s2`, n = 1).",
-            "It never trains A (test_mixing_matrix_is_a_buffer_not_a_parameter).",
-            "We think the lr is why MixiT stalls (untested).",
-            "| MixiT | never | fails |",
-            "```\nthis never runs because it is code\n```",
-            "## Why it fails"]
-    doc = "\n\n".join(caught + kept)
-    assert records.unsupported(doc) == caught
-    assert records.unsupported("\n\n".join(kept)) == []
-
-
-def test_report_check_lists_a_planted_unsupported_sentence(tmp_path):
-    """report.py --check's prose part: README and FINDINGS as committed pass; a copy of the
-    README that gains a bare claim is named, with the sentence."""
+@pytest.fixture(scope="module")
+def surfaces():
+    """report.surfaces() once per module: building the handout's README and the answer key
+    takes seconds."""
     import report
-    assert report.overclaims() == []
-    planted = "Frozen attention always fails at depth."
-    copy = tmp_path / "README.md"
-    readme = open(os.path.join(HERE, "README.md")).read()  # planted where the rules read
-    copy.write_text(readme.replace("## Extending\n", f"## Extending\n\n{planted}\n", 1))
-    [line] = report.overclaims([str(copy)])
-    assert planted in line and str(copy) in line
+    cwd = os.getcwd()
+    os.chdir(HERE)
+    try:
+        return report.surfaces()
+    finally:
+        os.chdir(cwd)
 
 
-# Each kind of sentence that said more than its records (issue 54), planted; the committed
-# README and FINDINGS pass (test above, and the freshness check)
-OVERCLAIMS = [
-    # a word that its own record contradicts: Table 1's floors are far below these cells
-    ("comparison", "Frozen-QK stays on the floors: needle <!--= quick t1/needle/frozen_qk_ref acc "
-                   "-->42.5 ± 1.7<!--/-->%."),
-    ("comparison", "Table 4 measures speed: every curve is still climbing."),
-    # a share word stronger than the share
-    ("comparison", "The hidden multipliers account for most of this disagreement (row 4ˢ, n = 3)."),
-    # a conclusion its row does not support, a mechanism stated as fact
-    ("comparison", "At 0.02 Random has nothing to lose with depth (Table 6b)."),
-    ("comparison", "Claims 3 and 5 keep the same verdicts as shipped."),
-    ("comparison", "With graphs the runs (`gpu/cell-*`) do the same arithmetic."),
-    # numbers typed by hand
+# Each kind the issue lists, planted: (kind the check names, sentence). None of them holds a
+# word that the old word lists (issues 46, 54) needed.
+PLANTED = [
+    # a certainty whose only source is a table's name
+    ("result without its marker", "Random never leaves the floor at depth (Table 6)."),
+    # a verdict word in prose
+    ("result without its marker", "Claim 5 reproduces, and so does its row 5ˢ."),
+    # a trend word in a sentence that names no cell
+    ("result without its marker", "Every curve is still climbing."),
+    # a state of the records typed by hand: a row that waits, cells that have not run
+    ("result without its marker", "Row 3ˢ waits for the twins of Table 11, which have not run."),
+    # a kind no list names: a sentence about a variant that carries no marker
+    ("result without its marker", "Frozen-MLP learns retrieval as early as Standard does."),
+    # a mechanism stated as fact (the answer key's kind)
+    ("result without its marker", "V and O act on each token alone, so MixiT cannot weight the "
+                                  "follower of the query."),
+    # a second claim after a marker
+    ("clause without its marker", "MixiT's needle cell is <!--= quick t1/needle/mixit acc floor "
+                                  "-->at the floor<!--/-->, and so is its 3-hop cell."),
+    # a conclusion drawn from a † cell
+    ("a conclusion from a † or n = 1 cell", "With 16 heads MixiT reads <!--= quick "
+     "t5/add/heads16 acc -->75.6 ± 20.5 †<!--/-->%, so more heads help."),
+    # typed numbers: without a unit, a count of runs, a percentage
+    ("typed number", "Its seeds end near 94.1 on average."),
+    ("typed number", "At width 512 (one seed) the figure is final."),
     ("typed number", "Its seeds sit near a plateau of 35-40%."),
-    ("typed number", "The models overfit the 466 KB corpus."),
-    ("typed number", "The rest ran two to four times slower."),
-    ("typed number", "It loses 4.0 points by 16 layers."),
+    # our words inside the paper's
+    ("the paper's words hold ours", "**Paper.** MixiT fails retrieval (paper: Table 1, as ours "
+                                    "does)."),
 ]
 
 
-@pytest.mark.parametrize("kind,sentence", OVERCLAIMS)
-def test_check_catches_each_planted_kind_of_overclaim(tmp_path, kind, sentence):
-    """report.py --check's prose rule (records.unruled): in a sentence about records, a word that
-    compares or counts comes from a marker that computes it, or the sentence is marked as a
-    hypothesis; no sentence types a measured number. Each kind the issue lists, planted into a
-    copy of the README, is named with its kind; the same sentence marked as a hypothesis passes
-    the comparison rule but never the typed-number one."""
+@pytest.mark.parametrize("kind,sentence", PLANTED)
+def test_check_catches_each_planted_kind_on_every_surface(surfaces, kind, sentence):
+    """report.py --check's prose rule (records.unsourced): each kind planted into a copy of
+    README, FINDINGS, the answer key (where homework.py writes one) and run_all.sh's comments is
+    named with its kind, once; run_all.sh's comments say how runs are made (method), so there only
+    the typed numbers are read, and the answer key's numbers are written by homework.py from the
+    records, so there all but the typed numbers are. The same sentence marked as a hypothesis passes, but for a typed
+    number, which no mark excuses."""
     import report
-    copy = tmp_path / "README.md"
-    readme = open(os.path.join(HERE, "README.md")).read()
-    copy.write_text(readme + "\n\n## Planted\n\n" + sentence + "\n")  # (after the Exercises)
-    found = report.overclaims([str(copy)])
-    assert len(found) == 1 and f"{kind} outside a marker" in found[0], found
-    copy.write_text(readme + "\n\n## Planted\n\nWe think (untested) " + sentence[0].lower() + sentence[1:] + "\n")
-    assert len(report.overclaims([str(copy)])) == (kind == "typed number")
+    for name, (text, how) in surfaces.items():
+        if name == "the handout's README":
+            continue  # it sets exercises (test below)
+        if how.get("method") and kind != "typed number":
+            continue
+        if how.get("rendered") and kind == "typed number":
+            continue  # the answer key's numbers are homework.py's, each read from the records
+        doc = text + "\n\n## Planted\n\n" + sentence + "\n"
+        found = report.overclaims({name: (doc, how)})
+        planted = [line for line in found if sentence[-20:] in line]
+        assert len(planted) == 1 and f"{name}: {kind} " in planted[0], (name, found[-3:])
+        hedged = doc.replace(sentence, "Hypothesis (untested): " + sentence.lstrip("*Pa.er "))
+        left = [line for line in report.overclaims({name: (hedged, how)}) if "untested" in line]
+        assert len(left) == (kind in ("typed number", "the paper's words hold ours")), left
 
 
-def test_a_comparison_rendered_by_a_marker_passes_and_the_exercises_are_not_read():
-    """The same comparisons, made by markers (vs, floor, trend, share), pass the prose rule; the
-    marker's words are the records', so a stale one fails the freshness check instead. The
-    Homework and Exercises sections set tasks and are not read."""
+def test_the_committed_surfaces_pass_and_every_surface_is_read(surfaces):
+    """The committed README, FINDINGS, run_all.sh's comments, the handout's README and the answer
+    key (where homework.py has answer_key_text) state no result without its marker or label, and
+    type no number; report.py --check reads every one of them."""
+    import homework
+    import report
+    names = {"README.md", "results/FINDINGS.md", "run_all.sh (comments)", "the handout's README"}
+    names |= {"the answer key"} if hasattr(homework, "answer_key_text") else set()
+    assert names <= set(surfaces)
+    assert report.overclaims(surfaces) == []
+
+
+def test_a_sentence_with_its_marker_or_a_label_passes_and_settings_are_not_results():
+    """What the rule lets through: a result that carries its marker in each clause, a label a
+    reader sees (Hypothesis, Method, Figure, the paper's words), a question, a pointer to a file,
+    numbers that name a thing or a setting; the Exercises section is not read."""
     import records
-    ok = ("Its needle cell is <!--= quick t1/needle/frozen_qk_ref acc floor -->41.9 points above "
+    ok = ["Its needle cell is <!--= quick t1/needle/frozen_qk_ref acc floor -->41.9 points above "
           "the floor<!--/--> and <!--= quick t1/needle/frozen_qk_ref acc vs:t1/needle/frozen_qk -->"
-          "below<!--/--> the 1/d init (Table 1).")
-    assert records.unruled(ok) == []
-    assert records.unruled("## Exercises\n\nFind a hop setting whose floor is above 50%.\n") == []
-    assert records.unruled("## Other\n\nFind a hop setting whose floor is above 50%.\n")
+          "below<!--/--> the 1/d init (Table 1, n = <!--= quick t1/needle/* acc n -->3<!--/-->).",
+          "**Method.** MixiT runs at width 64, 2 layers, 4 heads, lr 3e-3 for 4000 steps on add-4.",
+          "Hypothesis (untested): MixiT's fixed rows cannot follow a pointer.",
+          "The paper reports that MixiT fails retrieval.",
+          "Does Frozen-QK retrieve at width 16?",
+          "Table 10 (hybrid schedules) is in tables_quick.md."]
+    assert records.unsourced("\n\n".join(ok)) == []
+    assert records.unsourced("## Exercises\n\nFind a hop setting whose floor is above 50%.\n") == []
+    assert records.unsourced("## Other\n\nFind a hop setting whose floor is above 50%.\n")
+    assert records.unsourced("MixiT stalls.\n", method=True) == []  # method: numbers only
+    assert records.unsourced("MixiT reaches 94.1 ± 2.0 %.\n", rendered=True) == []
+
+
+def test_markers_keep_the_tables_marks_and_name_the_machines_they_pool():
+    """A rendered number keeps its cell's † (unstable seeds) and ° (an earlier recipe); `n` counts
+    each cell's seeds, `ran` says whether a cell has run; a benchmark figure over records of two
+    machines names them, and one filtered to a machine does not."""
+    import records
+    runs = [{"config": {"tag": f"t1/copy/mixit/s{s}"}, "final": {"acc": a}}
+            for s, a in enumerate((0.24, 0.24, 0.64))]
+    runs.append({"config": {"tag": "t1/copy/standard/s0"}, "final": {"acc": 1.0},
+                 "superseded": True})
+    bench = [{"config": {"tag": "t7/bench/s0"}, "device_name": name, "final": {},
+              "bench": [{"variant": "mixit", "ms_per_step": ms}]}
+             for name, ms in (("NVIDIA H100", 10.0), ("NVIDIA H200", 8.0))]
+
+    def of(name, every=False):
+        return [r for r in runs + bench if every or not r.get("superseded")] if name == "q" else []
+    assert records.number("q t1/copy/mixit acc", of) == "37.3 ± 23.1 †"
+    assert records.number("q t1/copy/mixit acc seeds", of) == "24.0, 24.0, 64.0 †"
+    assert records.number("q t1/copy/standard[tag=*] acc", of) == "100.0 °"
+    assert records.number("q t1/* acc n", of) == "3"
+    assert records.number("q t1/copy/mixit acc ran", of) == "ran (n = 3)"
+    assert records.number("q t9/none acc ran", of) == "has not run"
+    assert records.number("q t7/bench ms:mixit", of) == \
+        "9 ± 1 (pooled over NVIDIA H100, NVIDIA H200)"
+    assert records.number("q t7/bench[device_name=*H200*] ms:mixit", of) == "8"
+
+
+def test_a_share_word_is_judged_over_the_spread():
+    """`share` earns its word only where every end of the three cells' spreads earns it (as the
+    verdicts are read): 48% of a gap whose ends give 33-62% has no one word."""
+    import records
+    assert records.compare([0.5, 0.5], [[0.0, 0.0], [1.0, 1.0]], "share") == "50% (most)"
+    wide = records.compare([0.3, 0.66], [[0.0, 0.0], [1.0, 1.0]], "share")
+    assert wide.startswith("48% (") and "no one word" in wide
+
+
+def test_run_all_comments_are_read_as_paragraphs():
+    """records.comments: a shell script's comments, a paragraph per run of comment lines (the
+    shebang and code are not prose), so a typed result in a comment is caught."""
+    import records
+    script = "#!/usr/bin/env bash\n# add: 2000 steps\n# (MixiT: 94%)\nx=1  # then 3 runs\n"
+    text = records.comments(script)
+    assert text == "add: 2000 steps (MixiT: 94%)\n\nthen 3 runs"
+    assert [k for k, _ in records.unsourced(text, method=True)] == ["typed number"] * 2
 
 
 def test_floor_and_share_words_are_the_records_and_most_needs_half():

@@ -486,6 +486,9 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
         measured = f"{r['wall_s'] / 60:6.2f}{'' if same_recipe(r, cfg) else '*'}" if r and "wall_s" in r else ""
         print(f"{tag:34s} {cfg.n_embd:5d} {cfg.n_layer:6d} {cfg.batch_size:6d} {cfg.steps:6d} "
               f"{flops / 1e15:7.2f} {minutes:6.2f} {measured:>7s}")
+    print("(PFLOP: training FLOPs at the full --steps; min: estimated minutes on one H100; ran: "
+          "the measured minutes of its latest record, * where that record ran another recipe, "
+          "so the run is queued again)")
     speedup = PACKING_SPEEDUP.get(per_gpu) or max(v for k, v in PACKING_SPEEDUP.items() if k <= per_gpu)
     serial = sum(r[3] for r in rows)
     packed = sum(r[3] for r in rows if not r[4]) + sum(r[3] for r in rows if r[4]) / speedup

@@ -28,7 +28,9 @@
 #
 # The paper scale is hours of GPU time (--plan prices it) and would take weeks on a CPU, so on a
 # machine without a GPU it is refused unless ALLOW_CPU=1 says it is meant; --paper-smoke, --list
-# and --plan run nothing long and work anywhere. --paper-smoke writes results/paper-smoke.jsonl,
+# and --plan run nothing long and work on any machine, a CPU too (every option but --help reads
+# the runs' settings through mixit.py, so it needs torch: without it run_all.sh says in one line
+# what to activate). --paper-smoke writes results/paper-smoke.jsonl,
 # then the report: it catches shape, memory and configuration errors before GPU time is spent.
 #
 # --studies: MixiT's block confounds (Table 9), hybrid schedules (Table 10), 10 seeds of three
@@ -95,6 +97,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# every option past this point reads the runs' settings through mixit.py (bench.py), which needs torch
+"$PYTHON" -c "import torch" 2>/dev/null || { echo "run_all.sh: $PYTHON cannot import torch: activate the environment you installed requirements.txt into (e.g. . venv/bin/activate), or give its interpreter as PYTHON=..." >&2; exit 2; }
 CPU_DTYPE=${CPU_DTYPE:-float32}
 NAME=$SCALE  # the results file's name: quick, paper, ..., or quick-bfloat16
 [ $SCALE = quick ] && [ "$CPU_DTYPE" != float32 ] && NAME=$SCALE-$CPU_DTYPE
@@ -455,7 +459,10 @@ fi
 # what is left to run, claims first; with --minutes also each run's estimated minutes
 $PYTHON bench.py --todo "$JOBLIST" "$OUT" ${MINUTES:+"$JOBLIST.est"} >"$JOBLIST.todo"
 mv "$JOBLIST.todo" "$JOBLIST"
-[ -n "$LIST" ] && { cat "$JOBLIST"; exit 0; }  # --list: the queue, in order, and nothing else
+if [ -n "$LIST" ]; then  # --list: the queue, in order, and nothing else (an empty one says so)
+  [ -s "$JOBLIST" ] || echo "run_all.sh --list: nothing left to run: every run listed has a record of its recipe in $OUT${ONLY:+, or none matches ONLY='$ONLY'}" >&2
+  cat "$JOBLIST"; exit 0
+fi
 
 # --- run them, $JOBS at a time; each job gets a slot number, which picks its GPU -------------------
 n=$(wc -l <"$JOBLIST")

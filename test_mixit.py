@@ -2906,6 +2906,33 @@ def test_the_paper_scale_on_a_machine_without_a_gpu_is_refused_unless_asked_for(
     assert (repo / "results" / "slurm" / "paper" / "t1_copy_standard_s0.jsonl").exists()
 
 
+def test_run_all_without_torch_says_what_to_activate_and_an_empty_list_says_so(tmp_path):
+    """Outside the environment (a Python that cannot import torch), `run_all.sh --list` and
+    `--plan` end with one line that says what to activate, status 2, no traceback; --help needs
+    no Python at all. A --list with nothing left says so, on stderr (stdout stays the queue)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "run_all.sh"):
+        shutil.copy(os.path.join(HERE, f), repo)
+    shim = tmp_path / "python"  # -S: no site-packages, so no torch
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    shim.chmod(0o755)
+
+    def run_all(*args, **env):
+        return subprocess.run(["bash", "run_all.sh", *args], cwd=repo, capture_output=True,
+                              text=True, timeout=120, env=env)
+    for option in ("--list", "--plan"):
+        done = run_all("--quick", option, **{**os.environ, "PYTHON": str(shim)})
+        assert done.returncode == 2 and done.stdout == "", done.stderr[-2000:]
+        [line] = done.stderr.splitlines()
+        assert "cannot import torch" in line and "activate" in line and "Traceback" not in line
+    helped = run_all("--help", PATH="/usr/bin:/bin")
+    assert helped.returncode == 0 and "--list" in helped.stdout and not helped.stderr
+    empty = run_all("--quick", "--list", **{**os.environ, "PYTHON": sys.executable, "ONLY": "no/such"})
+    assert empty.returncode == 0 and empty.stdout == "", empty.stderr[-2000:]
+    assert "nothing left to run" in empty.stderr and "ONLY='no/such'" in empty.stderr
+
+
 def test_list_and_plan_leave_a_fresh_clone_clean_and_name_each_flag_once(tmp_path):
     """In a clone of this checkout (its working tree committed there), on a machine without a GPU,
     `bash run_all.sh --help`, `--list` and `--plan` run and leave `git status` clean: --plan
@@ -3647,7 +3674,8 @@ def test_homework_refuses_each_bad_input_in_one_line_with_a_nonzero_exit(tmp_pat
              (["grade", "--parts", "freeze,get_lr", HERE], "no test grades get_lr"),
              (["grade", "--parts", ",", HERE], "--parts names no part"),
              (["grade", "--jobs", "0", HERE], "--jobs must be 1 or more"),
-             (["grade", "--jobs", "two", HERE], "invalid int value")]
+             (["grade", "--jobs", "two", HERE], "invalid int value"),
+             (["answers", new, "--from", str(empty)], "has no records.jsonl")]
     for argv, says in cases:
         assert homework.main(argv) == 2, argv
         out, err = capsys.readouterr()
@@ -3668,7 +3696,7 @@ def test_homework_grades_a_copy_that_does_not_import_zero_with_one_clear_line(tm
     homework.handout(str(copy), ["freeze", "sample_hop"], kit=HERE)
     with open(copy / "mixit.py", "a") as f:
         f.write("\ndef unfinished(:\n")
-    assert homework.main(["grade", "--parts", "freeze,sample_hop", str(copy)]) == 1
+    assert homework.main(["grade", "--parts", "freeze,sample_hop", str(copy)]) == 0  # graded: 0
     out = capsys.readouterr().out
     assert "does not import: mixit.py, line" in out and "Traceback" not in out
     n = len(homework.GRADING["freeze"][2])
@@ -3923,6 +3951,134 @@ def test_homework_answers_at_smoke_size_write_every_section_from_its_own_records
     again = open(os.path.join(folder, "ex1.md")).read()
     assert "42.4" in again and "42.4" in open(os.path.join(folder, "ANSWERS.md")).read()
     assert all(open(os.path.join(folder, f"ex{i}.md")).read() == t for i, t in others.items())
+
+
+def test_homework_exercise_1_prints_the_counts_of_the_answer_key(capsys):
+    """A one-step run of each of exercise 1's commands, as the handout prints them, prints the
+    trainable and frozen counts that the answer key (rebuilt from the committed records, no
+    training) gives, and the key's section names the settings those counts depend on."""
+    import homework
+    key = homework.answer_key_text()
+    section = key.split("## Exercise 1\n")[1].split("## Exercise 2\n")[0]
+    assert "Rebuilt from the records in `results/answers`" in key and "no run was trained" in key
+    for command in homework.EXERCISES[0].commands:
+        args = homework.mixit_args(command)
+        mixit.main(args + ["--steps", "1", "--warmup", "1", "--eval_size", "8", "--out", "",
+                           "--examples", "0"])
+        printed = capsys.readouterr().out
+        n_train, n_frozen = re.search(r": ([\d,]+) trainable parameters, ([\d,]+) frozen",
+                                      printed).groups()
+        assert re.search(rf"\| {n_train} \| {n_frozen} \|", section), (command, n_train, section)
+        given = dict(zip(args[::2], args[1::2]))
+        assert f"width {given['--n_embd']}," in section and f"{given['--steps']} steps" in section
+        assert f"{given['--dtype']} on" in section
+
+
+def test_homework_answer_key_records_come_from_the_exercises_commands():
+    """Every training record of the committed answer key is an exercise's own command: its
+    settings equal those the command resolves to (the student's choice, a word in capitals,
+    read from the record), apart from the bookkeeping flags; each setting has seeds 0, 1, 2."""
+    import homework
+    homework.register_pointer_tasks()
+    records = [json.loads(line) for line in open(os.path.join(HERE, homework.COMMITTED,
+                                                               "records.jsonl"))]
+    trained = [r for r in records if "final" in r]
+    assert trained
+    cells = {}
+    for r in trained:
+        tag, config = r["config"]["tag"], r["config"]
+        i = int(tag.split("/")[0][2:])
+        cells.setdefault(tag.rsplit("/", 1)[0], set()).add(config["seed"])
+        matched = False
+        for command in homework.EXERCISES[i - 1].commands:
+            if not command.startswith("python mixit.py"):
+                continue
+            words = shlex.split(command)[2:]
+            chosen = {w: str(config[f.lstrip("-")]) for f, w in zip(words, words[1:])
+                      if w.isupper()}
+            args = homework.mixit_args(command, **chosen) + ["--out", ""]
+            expected = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(args)))
+            differ = {k for k in expected if k not in homework.BOOKKEEPING
+                      and k != "block_size" and expected[k] != config[k]}
+            matched = matched or not differ
+        assert matched, (tag, differ)
+    assert all(seeds == {0, 1, 2} for seeds in cells.values()), cells
+
+
+def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_path):
+    """SIGINT to the process group of a running `answers DIR` (its first runs): it exits 130
+    within seconds with one line that names what was kept and the command that continues, no
+    traceback; the runs' state is under DIR (none in results/ckpt). The same command resumes
+    them from their saved step and says so."""
+    folder = str(tmp_path / "key")
+    resume = os.path.join(folder, "resume")
+    ckpt = os.path.join(HERE, "results", "ckpt")
+    before = set(os.listdir(ckpt)) if os.path.isdir(ckpt) else set()
+
+    def start():
+        return subprocess.Popen([sys.executable, "homework.py", "answers", folder], cwd=HERE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+
+    def interrupt(p):
+        os.killpg(p.pid, signal.SIGINT)
+        t0 = time.time()
+        out, err = p.communicate(timeout=60)
+        return p.returncode, out, err, time.time() - t0
+
+    p = start()
+    deadline = time.time() + 120
+    while len(os.listdir(resume) if os.path.isdir(resume) else []) < 2:  # both first runs train
+        assert p.poll() is None and time.time() < deadline, p.communicate()
+        time.sleep(0.2)
+    time.sleep(1)
+    code, out, err, took = interrupt(p)
+    assert code == 130 and took < 20, (code, took, out, err)
+    assert "Traceback" not in out + err
+    assert err.strip().count("\n") == 0 and err.strip().startswith("interrupted: kept 0 finished")
+    assert f"continue with: python homework.py answers {folder}" in err
+    states = sorted(os.listdir(resume))
+    assert states == ["ex1_copy_frozen_qk_s0.pt", "ex1_copy_frozen_qk_s1.pt"], states
+    after = set(os.listdir(ckpt)) if os.path.isdir(ckpt) else set()
+    assert not {f for f in after - before if "ex1" in f}
+    steps = {s: runtime.load_checkpoint(os.path.join(resume, s))["step"] for s in states}
+
+    p = start()  # the same command again: it resumes both
+    lines = []
+    while sum("resumed from its saved step" in line for line in lines) < 2:
+        line = p.stdout.readline()
+        assert line, (lines, p.communicate())
+        lines.append(line)
+    code, out, err, _ = interrupt(p)
+    assert code == 130 and "Traceback" not in out + err, (out, err)
+    for s, step in steps.items():
+        run = "ex1/copy/frozen_qk/" + s[-5:-3]
+        assert f"  run {run}: resumed from its saved step {step}: python mixit.py" in "".join(lines)
+        log = open(os.path.join(folder, "logs", s[:-3] + ".log")).read()
+        assert f"resumed from {os.path.join(resume, s)} at step {step}" in log
+
+
+def test_homework_grade_of_a_class_exits_0_when_every_submission_got_a_grade(tmp_path, capsys):
+    """A class in which one copy does not import: each gets its row (that one 0 points, naming
+    file and line), and the exit status is 0. The grades are kept as they are made: the same
+    command again grades nothing and says so."""
+    import csv
+    import homework
+    for name in ("alice", "bob"):
+        homework.handout(str(tmp_path / name), ["sample_hop"], kit=HERE)
+    with open(tmp_path / "bob" / "tasks.py", "a") as f:
+        f.write("\ndef unfinished(:\n")
+    argv = ["grade", "--parts", "sample_hop", "--feedback", str(tmp_path / "feedback"),
+            str(tmp_path / "alice"), str(tmp_path / "bob")]
+    assert homework.main(argv) == 0
+    out = capsys.readouterr().out
+    rows = {row["submission"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert rows[str(tmp_path / "alice")]["total"] == "0"
+    assert rows[str(tmp_path / "bob")]["total"] == "0"
+    assert rows[str(tmp_path / "bob")]["problem"].startswith("does not import: tasks.py, line")
+    assert homework.main(argv) == 0
+    again, err = capsys.readouterr()
+    assert again == out and "reused the kept grades of 2 submission(s)" in err
 
 
 def test_handout_has_no_answer_key_and_shows_the_readmes_list_of_exercises(tmp_path):

@@ -8,7 +8,8 @@ only beyond their seeds' spread (`differ`, `same`), a cell whose seeds lie far a
 † (`unstable`), and each task has a floor, the best trivial rule on its test set (`baseline`).
 report.py renders the tables and claims with these, figures.py draws with them. The claims'
 thresholds are read across each cell's spread (`over_spread`, `outcome`); the prose's numbers and
-words of comparison come from markers (`number`), and `unruled` finds those typed by hand.
+words of comparison come from markers (`number`), and `unsourced` finds a sentence that states a
+result without its marker (issue 63).
 """
 
 import collections
@@ -42,7 +43,7 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
 UNSTABLE = 10  # points: seeds further apart than this mark their cell "†", unstable at its budget
 PERCENT = {"acc", "exact", "best_acc"}  # fractions, shown in %
 DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0, "train_s": 0,
-          "steps": 0, "ms": 0, "samples": 0, "reached": 0, "mixit_mult": 2}
+          "steps": 0, "threads": 0, "ms": 0, "samples": 0, "reached": 0, "mixit_mult": 2}
 # Where each task's cells of the main tables live: t1/needle/<variant>, ...
 HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "hop": "t1/hop",
         "lm": "t2/lm", "add": "t3/add", "modadd": "t3/modadd", "dyck": "t3/dyck",
@@ -285,24 +286,55 @@ def draw_values(runs, task):
 
 
 # -----------------------------------------------------------------------------
-# The rule for the prose: a sentence of README or FINDINGS that states a cause or a certainty
-# is one of three kinds (issue 46): a result (it carries a marked number, `<!--= ... -->`, or
-# names the cells, records or tables it reads), a tested explanation (it names its experiment:
-# a record tag such as `x/c6-...`, or a test), or a hypothesis (it says so). report.py --check
-# lists every such sentence that is none of the three. It reads words, not meaning: it keeps the
-# marks in place, and a reviewer still reads what they say.
+# The rule for the prose, by structure (issue 63; it replaces the word lists of issues 46 and
+# 54). A sentence that speaks of our variants, tasks, cells, tables, claims or runs (OBJECT: the
+# names come from NAMES and tasks.TASKS, the rest is the shape of a tag, "claim N", "Table N", a
+# run's nouns and the pronouns that stand for them) asserts a result. It carries the marker that
+# renders it (`<!--= ... -->`, "Numbers in prose" below), each of its clauses that names such a
+# thing its own, or it wears a label that a reader sees (LABEL: Hypothesis, Method, Figure, the
+# paper's own words attributed; "untested" or "hypothesis" in it marks a hypothesis). Naming a
+# table is not a source. A sentence that only points to a file or section is none of these.
+# The sections of METHOD say how the runs are made, and UNREAD set exercises: neither asserts.
+# And no sentence anywhere types a number that no marker renders (typed_numbers), but for one
+# that names a thing (NAMED: Table 4, claim 3, issue 63, a date, a version, an expression) or a
+# setting (a width, an lr, a count of steps, heads, layers, pairs...). A count of runs, seeds,
+# benchmarks, machines or threads is a result (COUNT), and so is every number with a unit of
+# measure: it comes from a marker. A word list would miss what it lacks; this rule fails what
+# it does not know. It reads structure, not meaning: a reviewer still reads what a label says.
 
-CERTAIN = re.compile(r"\b(because|is why|explains?|explained|explanation|rules? out|ruled out|"
-                     r"never|always|stable|no different|fails?|failed|collapses?|collapsed|"
-                     r"cannot|can't|however long|proves?|proven|so the|therefore|thus|"
-                     r"the reason|due to|caused?|causes|only because|does not depend|"
-                     r"guarantees?|certainly|clearly|must be)\b", re.I)
-SOURCE = re.compile(r"<!--=|`[a-z][a-z0-9]*/[^`\s]+`|\b[a-z]\d*/[a-z_]+[\w./*-]*|\brecords?\b|"
-                    r"\btest_\w+|\bTables? \d|\bclaims table\b|\(n = \d|\bn = \d|"
-                    r"\bresults/\w|REFERENCE_NOTES", re.I)
-HEDGE = re.compile(r"\b(untested|hypothes[ie]s|we think|we guess|we expect|may|might|perhaps|"
-                   r"possibly|likely|probably|presumably|suggests?|could|not tested|is open|"
-                   r"open question|unknown)\b", re.I)
+METHOD = ("How the tables were made", "Set up and run", "The variants", "The tasks",
+          "Words used below", "Reproducing it yourself", "Extending", "Recipe differences")
+UNREAD = ("Homework", "Exercises")
+LABEL = re.compile(r"^[\s*_(\[]*(Hypothesis|Method|Figure|The paper|In the paper|Paper|"
+                   r"What the paper)\b")
+MARKED = re.compile(r"\b(hypothes[ie]s|untested)\b", re.I)
+_WORDS = {w for name in NAMES.values() for w in re.findall(r"[A-Z][\w-]+", name)}
+OBJECT = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True)) + r")\b|"
+    r"\b(" + "|".join(tasks.TASKS) + r"|memorization|addition)\b|\b[a-z]\d*/[a-z_]+|"
+    r"\b(claims?|rows?|tables?|runs?|seeds?|cells?|records?|curves?|benchmarks?|models?|"
+    r"verdicts?|we|our|ours|it|its|they|their|them|this|these|both|each|neither|every)\b", re.I)
+POINTER = re.compile(r"\]\(|\b[\w-]+\.(md|py|sh|jsonl)\b|\bFINDINGS\b|\bREADME\b")
+NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+COUNT = re.compile(rf"(?<![\w.-])(\d+|{NUMBER_WORDS})\s+(seeds?|runs?|benchmarks?|records?|"
+                   r"threads?|machines?|GPUs?|CPUs?|kinds?|sessions?)\b|(?<![\w.-])\d+ of\b|"
+                   r"\bn\s*=\s*\d+", re.I)
+DIGITS_RE = re.compile(r"(?<![\w.,/-])\d+(?:[.,]\d+)*(?![\w/])")
+_SEP = r"(?:\s*(?:,|and|or|to|-|–|→|/)\s*)"
+NAMED = re.compile(
+    rf"\b(?:Tables?|claims?|issues?|rows?|exercises?|parts?|steps?|seeds?|layers?|depths?|"
+    rf"sections?|items?|arXiv|n_head|k|T|p|d|L|H)\s*(?:=\s*)?\d+(?:\.\d+)*[a-z′ˢ]*"
+    rf"(?:{_SEP}\d+[a-z′ˢ]*)*|\*\*\(\d+\)\*\*|\d{{4}}-\d\d-\d\d|\d+(?:\.\d+)?e-?\d+|"
+    rf"§\s*\d+(?:\.\d+)*|N\([^)]*\)|\[[\d½, …]+\]|(?:torch|python|version)\s*[≥>=]*\s*"
+    rf"\d+(?:\.\d+)*|\d+\s*[−+*/^]\s*\S+|[−+*/=]\s*\d+(?:\.\d+)?", re.I)
+SETTING_BEFORE = re.compile(r"\b(width|lr|batch|context|length|size|init|warm-up|decay|mod|"
+                            r"head|cosine to|up to|at|over|with)\s*\(?\s*$", re.I)
+SETTING_AFTER = re.compile(
+    rf"^(?:{_SEP}\d+(?:\.\d+)?)*\s*(steps?|heads?|layers?|pairs?|hops?|digits?|tokens?|bytes?|"
+    r"symbols?|cores?|letters?|positions?|characters?|calls?|parts?|operands?|dimensions?)\b",
+    re.I)
+UNIT = re.compile(r"^\s*(%|±|x\b|×|points?\b|bits?\b|nats?\b|ms\b|[KMG]B\b|minutes?\b|"
+                  r"seconds?\b|s\b|times\b)")
 
 
 def prose(doc):
@@ -318,12 +350,109 @@ def prose(doc):
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z*(\[`])|\n", text) if s.strip()]
 
 
-def unsupported(doc):
-    """The sentences of doc that state a cause or a certainty (CERTAIN) with no source (a marked
-    number, a cell, record, test or table: SOURCE) and no mark of a hypothesis (HEDGE). The
-    sections that ask rather than state (UNREAD: the homework and its exercises) are skipped."""
-    return [s for s in prose(readable(doc))
-            if CERTAIN.search(s) and not SOURCE.search(s) and not HEDGE.search(s)]
+def bare(sentence):
+    """A sentence with each rendered marker as ⟦m⟧, without code, link targets and addresses
+    (a cell in code is named, not rendered)."""
+    s = re.sub(r"<!--=.*?<!--/-->", " ⟦m⟧ ", sentence, flags=re.S)
+    s = re.sub(r"\[[^\]]*\]\(https?:[^)]*\)", " ", s)  # a link out: a citation, text and all
+    return re.sub(r"`[^`]*`|\]\([^)]*\)|https?://\S+", " ", s)
+
+
+def typed_numbers(text, spans=False):
+    """The numbers of a bare sentence that no marker renders and that name neither a thing nor a
+    setting, and its counts of runs (COUNT); with spans=True, where they stand."""
+    named = [m.span() for m in NAMED.finditer(text)]
+    out = [m.span() for m in COUNT.finditer(text)]
+    for m in DIGITS_RE.finditer(text):
+        a, b = m.span()
+        if any(x <= a and b <= y for x, y in named + out):
+            continue
+        after, before = text[b:], text[:a]
+        if UNIT.match(after) or not (
+                m[0] in ("0", "1")  # a constant: sums to 1, a learning rate near 0
+                or SETTING_AFTER.match(after) or SETTING_BEFORE.search(before)
+                or re.search(r"[A-Za-z]-$", before)  # copy-8, needle-30: a task's size
+                or re.match(r"-(hop|head|layer|step|digit|core|bit|seed)", after)):
+            out.append((a, b))
+    return sorted(out) if spans else [text[a:b] for a, b in sorted(out)]
+
+
+_CLAUSE = re.compile(r";|:\s|\s—\s|,\s+(?=(and|but|while|so|which|whereas|where)\b)|"
+                     r"\s(?=and (so|also)\b)")
+
+
+def clauses(sentence):
+    """A bare sentence's clauses: split where a clause ends (; : — ', and' ...) outside brackets
+    and quotes."""
+    out, depth, start, quote = [], 0, 0, False
+    for i, ch in enumerate(sentence):
+        depth = depth + (ch in "([") - (ch in ")]" and depth > 0)
+        quote ^= ch == '"'
+        if depth == 0 and not quote and _CLAUSE.match(sentence, i):
+            out.append(sentence[start:i])
+            start = i + 1
+    return out + [sentence[start:]]
+
+
+def unsourced(doc, method=False, rendered=False):
+    """(kind, sentence) for each sentence of a Markdown doc that breaks the rule above: 'typed
+    number', 'the paper's words hold ours', 'result without its marker', 'clause without its
+    marker', and 'a conclusion from a † or n = 1 cell' (a sentence whose marker renders † or
+    n = 1 and that goes on in a clause no marker renders, with no hypothesis mark). method=True: the whole doc says how runs are made (run_all.sh's comments), so only
+    typed numbers are read. rendered=True: code wrote the doc from the records (the answer key),
+    so each of its numbers is rendered, and the labels are read."""
+    doc = re.sub(r"```.*?```", "", doc, flags=re.S)
+    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)  # rendered blocks
+    parts = re.split(r"^#{1,6} (.*)$", doc, flags=re.M)
+    found = []
+    for heading, text in zip([""] + parts[1::2], parts[::2]):
+        if heading.startswith(UNREAD):
+            continue
+        method_here = method or heading.startswith(METHOD)
+        for para in re.split(r"\n\s*\n", text):
+            labelled = bool(LABEL.match(re.sub(r"^\s*([-*]|\d+\.)\s+", "", para)))
+            for s in prose(para):
+                paper = re.findall(r"\(paper\b(?!-)[^)]*\)", s)
+                b = bare(re.sub(r"\(paper\b(?!-)[^)]*\)", " ", s))
+                if rendered:  # each measured number is homework.py's, from the records
+                    for x, y in reversed(typed_numbers(b, spans=True)):
+                        b = b[:x] + " ⟦m⟧ " + b[y:]
+                if typed_numbers(b):
+                    found.append(("typed number", s))
+                elif any(re.search(r"\b(we|our|ours|us)\b|<!--=", p, re.I) for p in paper):
+                    found.append(("the paper's words hold ours", s))
+                elif (method_here or labelled or LABEL.match(s) or MARKED.search(s)
+                      or re.search(r"\?\W*$", s)  # a question asserts nothing
+                      or not OBJECT.search(b.replace("⟦m⟧", ""))):
+                    continue
+                elif "⟦m⟧" not in b:
+                    if not (POINTER.search(s) and not re.search(
+                            rf"\b({'|'.join(_WORDS)})\b|\b[a-z]\d*/[a-z_]+", b)):
+                        found.append(("result without its marker", s))
+                elif any("⟦m⟧" not in c and OBJECT.search(c) and not MARKED.search(c)
+                         for c in clauses(b)):
+                    found.append(("clause without its marker", s))
+                elif (re.search(r"<!--=[^>]*-->[^<]*(†|\(n = 1\))", s) and not MARKED.search(s)
+                      and any("⟦m⟧" not in c and c.strip(" .,") for c in clauses(b))):
+                    found.append(("a conclusion from a † or n = 1 cell", s))
+    return found
+
+
+def comments(script):
+    """A shell script's comments as Markdown paragraphs (a blank comment line or code between
+    two comments ends one), for unsourced(..., method=True)."""
+    paras, cur = [], []
+    for line in script.splitlines():
+        whole = re.match(r"\s*#(?!!)\s?(.*)$", line)
+        tail = None if whole else re.search(r"\s#\s(.*)$", line)  # a comment after code
+        if (tail or not whole or not whole[1].strip()) and cur:
+            paras.append(" ".join(cur))
+            cur = []
+        if whole and whole[1].strip():
+            cur.append(whole[1].strip())
+        elif tail:
+            paras.append(tail[1].strip())
+    return "\n\n".join(paras + [" ".join(cur)] * bool(cur))
 
 
 # -----------------------------------------------------------------------------
@@ -420,12 +549,14 @@ def read_budget(cells, base, key="acc"):
 
 def capacity_cell(cells, base):
     """(cell, settled) that a capacity claim reads of a ladder: its read_budget, settled; where
-    no doubling has settled, the largest budget that ran, not settled (None where nothing ran)."""
+    no doubling has settled, the largest budget whose seeds have all run, not settled (None where
+    nothing ran)."""
     read = read_budget(cells, base)
     if read:
         return read[0], True
-    rungs = ladder(cells, base)
-    return (rungs[-1][1], False) if rungs else (None, False)
+    rungs = ladder(cells, base)  # where it stands: the largest budget whose seeds have all run
+    done = [c for _, c in rungs if len(final(cells, c)) >= LADDER_SEEDS] or [c for _, c in rungs]
+    return (done[-1], False) if done else (None, False)
 
 
 def budget_wanted(cells, base, budgets, steps, seed):
@@ -445,54 +576,6 @@ def budget_wanted(cells, base, budgets, steps, seed):
         return True
     return (seed < READ_SEEDS and i + 1 < len(budgets)
             and doubling(fin[i], fin[i + 1]) == "settled")
-
-
-# -----------------------------------------------------------------------------
-# Words of comparison and typed numbers (issue 54). In a sentence about records (one that cites a
-# marked number, a cell, a table, a seed or n), a word that compares or counts (COMPARE) comes
-# from a marker that computes it (`vs:`, `share:`, `trend`, `floor`: "Numbers in prose", below),
-# or the sentence is marked as a hypothesis (HYPOTHESIS). And no sentence types a measured
-# number (TYPED): a percentage, a size, a count of points or bits, "two to four times". What a
-# marker renders, code, link targets and the paper's own figures ("(paper: ...)") are not read.
-# The Homework and Exercises sections set tasks; they state no result, and are not read.
-
-COMPARE = re.compile(r"\b(higher|lower|same|most|all|every|none|nothing|stays?|stayed|flat|"
-                     r"climb\w*|near|floors?|half|quarter|third|fraction|share|above|below|"
-                     r"better|worse|faster|slower|beyond|more than|less than|as much)\b|[≈<>]",
-                     re.I)
-TYPED = re.compile(r"\d\s*(%|[KMG]B\b|ms\b|points?\b|bits?\b|±|→)|\d+(\.\d+)?x\b|"
-                   r"\b(twice|half as|(two|three|four|five|ten)( to \w+)? times)\b", re.I)
-HYPOTHESIS = re.compile(r"\b(hypothes[ie]s|untested|we think|not tested)\b", re.I)
-ABOUT = re.compile(r"⟦marked⟧|\b(?:[a-z]\d*|gpu|queue)/[a-z_]+|\bTables? \d|\bn = \d|"
-                   r"\bseeds?\b|\brecords?\b|\bclaims? \d", re.I)
-UNREAD = ("Homework", "Exercises")
-
-
-def bare(sentence, code=False):
-    """A sentence without what it may hold: rendered markers (a sentence that holds one is about
-    records), code and link targets (kept with code=True: a cell in code is cited), the paper's
-    quoted figures."""
-    s = re.sub(r"<!--=.*?<!--/-->", " ⟦marked⟧ ", sentence)
-    s = s if code else re.sub(r"`[^`]*`|\]\([^)]*\)", " ", s)
-    return re.sub(r"\(paper\b[^)]*\)|\bpaper: [^;.)]*", " ", s)
-
-
-def readable(doc):
-    """doc without its UNREAD sections (a "## " heading to the next), which no rule reads."""
-    return re.sub(rf"^## ({'|'.join(UNREAD)})\b.*?(?=^## |\Z)", "", doc, flags=re.S | re.M)
-
-
-def unruled(doc):
-    """(kind, sentence) for each sentence of doc that types a number ('typed number') or
-    compares without a marker or a hypothesis mark ('comparison'), as above."""
-    found = []
-    for s in prose(readable(doc)):
-        word = bare(s)
-        if TYPED.search(word):
-            found.append(("typed number", s))
-        elif ABOUT.search(bare(s, code=True)) and COMPARE.search(word) and not HYPOTHESIS.search(s):
-            found.append(("comparison", s))
-    return found
 
 
 # -----------------------------------------------------------------------------
@@ -523,8 +606,12 @@ def unruled(doc):
 # learning rate near 0, where level is no test of convergence: doubling is, read_budget), or
 # "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
 # ("at the floor" where its mean ± std comes within a point of it, else "N points above the
-# floor"; for a loss, "N below the floor"). records.unruled: a word of comparison in prose about
-# records comes from one of these, or its sentence is marked as a hypothesis.
+# floor"; for a loss, "N below the floor"). records.unsourced: a sentence about our results carries
+# one of these, or a label. A rendered number keeps the table's marks: † where its accuracies are
+# unstable (`unstable`), ° where a run is of an earlier recipe. `share` is read over the spread
+# (share_words), as the verdicts are. FORMAT `n` gives the seeds of each matching cell (one count,
+# or a range where cells differ: "3", "3-5"), and `ran` the records' state: "ran (n = N)", or "has
+# not run" where no record matches (the one format that a missing cell does not fail).
 CLIMBING = 0.01  # `trend`: a mean gain above this over the last evaluation interval is rising
 TAIL = 0.1  # `trend`: a learning rate under this fraction of its peak is the schedule's tail
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
@@ -550,11 +637,12 @@ def record_values(r, key):
 
 
 def same_value(x, text):
-    """Does a config value equal the VALUE of a marker's CELL[KEY=VALUE] (1e-3 == 0.001)?"""
+    """Does a config value equal the VALUE of a marker's CELL[KEY=VALUE] (1e-3 == 0.001; a
+    VALUE with wildcards, as device_name=*H200*, matches as a shell pattern)?"""
     try:
         return float(x) == float(text)
     except (TypeError, ValueError):
-        return str(x) == text
+        return fnmatch.fnmatchcase(str(x), text)
 
 
 def number(spec, records_of, record_values=record_values):
@@ -565,6 +653,11 @@ def number(spec, records_of, record_values=record_values):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
+    if fmt == "ran":  # the records' state: whether a cell has run, and with how many seeds
+        try:
+            return f"ran (n = {number(f'{name} {pattern} {key} n', records_of, record_values)})"
+        except ValueError:
+            return "has not run"
 
     def runs_of(pattern):  # CELL may list several patterns: a,b; and end in [KEY=VALUE&...]
         pattern, _, where = pattern.partition("[")
@@ -589,6 +682,11 @@ def number(spec, records_of, record_values=record_values):
         return compare(values_of(pattern), [values_of(*c.split("=")) for c in others], fmt)
     if key == "runs":
         return str(len({r["config"]["tag"] for r in runs}))
+    if fmt == "n":  # seeds per cell: one count where every matching cell has it, else a range
+        per = collections.Counter(cell_of(r["config"]["tag"]) for r in
+                                  {r["config"]["tag"]: r for r in runs}.values())
+        lo, hi = min(per.values()), max(per.values())
+        return str(lo) if lo == hi else f"{lo}-{hi}"
     if key == "minutes":
         return f"{sum(r.get('wall_s', 0) for r in runs) / 60:.{digits or 0}f}"
     values = [v for r in runs for v in record_values(r, key)]
@@ -597,20 +695,25 @@ def number(spec, records_of, record_values=record_values):
     base = key.partition("@")[0]
     d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
     values = [v * 100 if base in PERCENT else v for v in values]
+    # a benchmark's figure is per machine: one that pools machines names them
+    machines = sorted({r.get("device_name") or "?" for r in runs})
+    pooled = (f" (pooled over {', '.join(machines)})"
+              if base.startswith(("speedup:", "ms:", "samples:")) and len(machines) > 1 else "")
 
     def show(v):
         return "not reached" if math.isnan(v) else f"{v:.{d}f}"
+    marks = (" †" if base in PERCENT and unstable([v / 100 for v in values]) else "") + old(runs)
     if fmt == "seeds":
-        return ", ".join(map(show, values))
+        return ", ".join(map(show, values)) + marks + pooled
     if fmt == "range":
         lo, hi = min(values), max(values)
-        return show(lo) if show(lo) == show(hi) else f"{show(lo)}-{show(hi)}"
+        return (show(lo) if show(lo) == show(hi) else f"{show(lo)}-{show(hi)}") + marks + pooled
     m, sd = mean_std(values)
     if fmt == "mean" or len(values) == 1:
-        return show(m)
+        return show(m) + marks + pooled
     if fmt != "pm":
-        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds or range)")
-    return f"{show(m)} ± {show(sd)}"
+        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds, range, n or ran)")
+    return f"{show(m)} ± {show(sd)}{marks}{pooled}"
 
 
 def compare(mine, others, how):
@@ -621,16 +724,32 @@ def compare(mine, others, how):
                 False: "within the spread of"}[differ(mine, other)]
         return word + (" (n = 1)" if min(len(mine), len(other)) < 2 else "")
     lo, hi = (mean_std(v)[0] for v in others)
-    return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo))
+    # the share at each end of the three spreads: its word holds only where every end earns it
+    ends = [100 * (x - a) / (b - a) for x in band(mine) for a in band(others[0])
+            for b in band(others[1]) if b != a]
+    return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo), min(ends), max(ends))
 
 
-def share_words(p):
-    """'P% (word)': the word a share of a gap earns; "most" only at 50% or more."""
+def band(values):  # a cell's mean - std and mean + std
+    m, sd = mean_std(values)
+    return (m - sd, m + sd)
+
+
+def share_words(p, lo=None, hi=None):
+    """'P% (word)': the word a share of a gap earns; "most" only at 50% or more. Read over the
+    spread (lo, hi: the share at the ends of the cells' mean ± std): where the ends earn other
+    words, 'P% (lo-hi% over the spread: no one word)'."""
+    if lo is not None and share_word(lo) != share_word(hi):
+        return f"{p:.0f}% ({lo:.0f}-{hi:.0f}% over the spread: no one word)"
+    return f"{p:.0f}% ({share_word(p)})"
+
+
+def share_word(p):
     for top, word in ((0, "none"), (20, "a small part"), (30, "about a quarter"),
                       (40, "about a third"), (50, "under half"), (99.5, "most"), (100.5, "all")):
         if p < top or (top == 0 and p <= 0):
-            return f"{p:.0f}% ({word})"
-    return f"{p:.0f}% (more than the whole gap)"
+            return word
+    return "more than the whole gap"
 
 
 def floor_words(values, found, key):

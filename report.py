@@ -28,7 +28,7 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old,
                      outcome, over_spread, pct, read_records, record_values, same, stat, table,
-                     unruled, unstable, unsupported, capacity_cell, doubling, ladder, LADDER_SEEDS,
+                     unsourced, unstable, comments, capacity_cell, doubling, ladder, LADDER_SEEDS,
                      READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
@@ -1104,14 +1104,34 @@ def render_all(scale, draw=True):
     return out
 
 
-def overclaims(paths=("README.md", FINDINGS)):
-    """The sentences of README and FINDINGS that state a cause or a certainty with no source and
-    no mark of a hypothesis (records.unsupported), or that type a number or compare without a
-    marker (records.unruled), one line each."""
-    return [f"{path}: states a cause or certainty with no source and no hypothesis mark "
-            f"(records.CERTAIN): {s[:200]}" for path in paths for s in unsupported(open(path).read())
-            ] + [f"{path}: {kind} outside a marker, no hypothesis mark (records.unruled): {s[:200]}"
-                 for path in paths for kind, s in unruled(open(path).read())]
+ANSWERS = "results/answers"  # the answer key's records (homework.py answers)
+
+
+def surfaces():
+    """{name: (text, how)} of every surface whose prose states results, how records.unsourced
+    reads it: README and FINDINGS in full; run_all.sh's comments as method (the recipe: its
+    typed numbers); the handout's README as method too (it sets the exercises, as README's
+    Exercises section does) with its numbers rendered by homework.py; the answer key
+    (homework.answer_key_text, where homework.py has it and its records exist) in full, each of its
+    numbers rendered by homework.py from the records."""
+    import homework  # here, not at the top: report.py renders without it
+    out = {path: (open(path).read(), {}) for path in ("README.md", FINDINGS)}
+    out["run_all.sh (comments)"] = (comments(open("run_all.sh").read()), {"method": True})
+    out["the handout's README"] = (homework.readme(list(homework.GRADING)),
+                                   {"method": True, "rendered": True})
+    key = getattr(homework, "answer_key_text", None)
+    if key and os.path.isdir(ANSWERS):
+        out["the answer key"] = (key(ANSWERS), {"rendered": True})
+    return out
+
+
+def overclaims(docs=None):
+    """One line for each sentence of each surface (or of docs, {name: (text, how)}) that states
+    a result without the marker that renders it or a label, or types a number (records.unsourced,
+    the rule by structure)."""
+    docs = surfaces() if docs is None else docs
+    return [f"{name}: {kind} (records.unsourced): {s[:240]}"
+            for name, (text, how) in docs.items() for kind, s in unsourced(text, **how)]
 
 
 def check():

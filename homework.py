@@ -6,6 +6,7 @@ what the students hand back, with tests that stay with the teacher.
     python homework.py grade SUBMISSION                    # one: marks per part, each failure
     python homework.py grade SUB1 SUB2 ... > marks.csv     # a class: one CSV row a submission
     python homework.py answers DIR                         # the answer key (TA): DIR/ANSWERS.md
+    python homework.py answers DIR --from results/answers  # the same from the committed records
     python homework.py readme                              # README's exercise list, rewritten
 
 A part is a function or a method (`freeze`, `MixingAttention.forward`) of mixit.py or tasks.py
@@ -42,10 +43,12 @@ what a handed-out part computes.
 The exercises (EXERCISES) are written once, here: the handout's README and this repository's
 README render them, each with the time its measurement took in the answer key's run. The answer
 key (`answers`) is the teaching assistant's and never goes into the handout: for each exercise it
-trains the runs that answer it (three seeds wherever settings are compared), records them, and
-writes the numbers, a figure and the reasoning a good answer gives into DIR/ANSWERS.md. It
-resumes: a finished exercise (its DIR/ex<N>.md) is not run again, a finished run not trained
-again.
+runs the exercise's own commands (three seeds wherever settings are compared), records them, and
+writes the numbers, the settings they depend on, a figure and the reasoning a good answer gives
+into DIR/ANSWERS.md. Everything a run leaves stays in DIR. It resumes: a finished exercise (its
+DIR/ex<N>.md) is not run again, a finished run not trained again, and a run stopped by Ctrl-C
+continues from the state it saved (DIR/resume/). `--from results/answers` renders the key from
+the committed records instead, training nothing (answer_key_text returns that text).
 
 Sections: the tables | finding and blanking a part | the handout | grading | the answer key |
 command line. Handing out and grading need only the standard library (pytest runs the tests in
@@ -765,18 +768,18 @@ def start(cmd, **kw):
 
 
 def stop_children(grace=30):
-    """Send SIGINT to every subprocess still running and wait for it (at most `grace` s; then
-    it is killed)."""
+    """Ask every subprocess still running to stop: SIGINT, then after 5 s SIGTERM (a process
+    still starting up may not listen to SIGINT yet; mixit.py saves its state on either), and
+    after `grace` s SIGKILL."""
     STOPPING.set()
-    for p in list(CHILDREN):
-        with contextlib.suppress(OSError):
-            p.send_signal(signal.SIGINT)
-    for p in list(CHILDREN):
-        try:
-            p.wait(grace)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    for sig, wait in ((signal.SIGINT, 5), (signal.SIGTERM, grace), (signal.SIGKILL, None)):
+        alive = [p for p in list(CHILDREN) if p.poll() is None]
+        for p in alive:
+            with contextlib.suppress(OSError):
+                p.send_signal(sig)
+        for p in alive:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(wait)
 
 
 @contextlib.contextmanager
@@ -1613,7 +1616,7 @@ def parse(argv):
                          f"--feedback, else {KEEP})")
     key = commands.add_parser(
         "answers", help="the answer key (the TA's): run every exercise's command, three seeds a "
-        "setting, and write DIR/ANSWERS.md (about 20 min on 2 cores); with --from "
+        "setting, and write DIR/ANSWERS.md; with --from "
         f"{COMMITTED}: rebuild it in seconds from the committed records, training nothing",
         description="Run every exercise's measurement (the very commands the exercises give, "
         "three seeds a setting) and write DIR/ANSWERS.md with its figures; every run's "

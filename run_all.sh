@@ -3,21 +3,21 @@
 #
 # usage: bash run_all.sh [--quick|--smoke|--paper-smoke] [--list|--plan] [--seeds N] [--studies] [--claims] [--minutes M] [--help]
 #
-#   (no flag)      paper scale: width 512, paper task sizes, 3 seeds; needs a GPU (or ALLOW_CPU=1)
-#   --quick        CPU scale: small widths and sizes, 1 seed, 25-50 min on 2 cores
+#   (no flag)      paper scale: width 512, paper task sizes, seeds 0-2; needs a GPU (or ALLOW_CPU=1)
+#   --quick        CPU scale: small widths and sizes, seed 0 (its run time: README)
 #   --smoke        the quick list with 20 steps per run: checks the pipeline in minutes
 #   --paper-smoke  every paper-scale run at its true size for 2 steps, on this machine (a CPU too)
 #   --list         print the queue (what is left to run, in order) and exit
 #   --plan         each run's FLOPs and H100 minutes, and the price of what is left; runs nothing
-#   --seeds N      run seeds 0..N-1 of every cell (default: 1 at quick, 3 at paper scale)
-#   --studies      also the studies beyond the paper (Tables 9 and 10, 10 seeds, ...)
+#   --seeds N      run seeds 0..N-1 of every cell (default: seed 0 at quick, seeds 0-2 at paper scale)
+#   --studies      also the studies beyond the paper (Tables 9 and 10, seeds 0-9 of a few cells, ...)
 #   --claims       also the long runs that test claims 2-6 past the quick cells' plateaus (Table 11)
 #   --minutes M    stop within M minutes: start only the runs that fit, pause the rest in time
 #   --help         print this list and exit
 #   YELP=DIR       (env) also the Yelp cells (Table 3b); DIR holds Yelp's train.csv and test.csv
 #   ONLY=REGEX     (env) only the runs whose tag matches, e.g. ONLY='t1/|t3/'
 #   CPU_DTYPE=bfloat16  (env) --quick in bf16 autocast, into results/quick-bfloat16.jsonl
-#   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else 8)
+#   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else `8`)
 #   PIECES=1       (env) with --minutes, also start a run longer than M, to go on in the next call
 #   ALLOW_CPU=1    (env) let the paper scale run on a machine without a GPU
 #   REPORT=0       (env) skip report.py at the end (gpu_call.sh: tables are made where merged)
@@ -33,19 +33,19 @@
 # what to activate). --paper-smoke writes results/paper-smoke.jsonl,
 # then the report: it catches shape, memory and configuration errors before GPU time is spent.
 #
-# --studies: MixiT's block confounds (Table 9), hybrid schedules (Table 10), 10 seeds of three
+# --studies: MixiT's block confounds (Table 9), hybrid schedules (Table 10), seeds 0-9 of three
 # variants and MixiT without its sink head, language modelling at longer contexts.
 # --claims: 3-hop induction (3000 steps), MixiT with 64 heads on add (8000 steps) and dyck
-# (1200), memorization capacity with a table no variant can hold (n = 128 at width 16, 6000
+# (1200 steps), memorization capacity with a table no variant can hold (`--task_size 128` at width 16, 6000
 # steps), depth where Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT, and
-# Table 1's and 3's unstable cells given more steps (copy, induction, modadd); 3 seeds.
+# the unstable cells of Tables 1 and 3 given more steps (copy, induction, modadd); seeds 0-2.
 # --plan: every paper-scale run with its FLOPs and estimated H100 minutes (bench.py's cost
-# model), the total at PER_GPU packing, the runs longer than one GPU call, and the price of the
+# model), the total at PER_GPU packing, the runs longer than a GPU call, and the price of the
 # queue left, into results/queue-paper.jsonl (written only when that price changed; rerun --plan
 # after new paper records, or report.py --check says the price is stale).
-# --minutes M (a GPU lent in 10-minute calls: --minutes 9): no cell starts that its price
+# --minutes M (a GPU lent in short calls: `--minutes 9`): no cell starts that its price
 # (bench.py steps_to_price, at the newest step time of its shape) says would not finish; running
-# cells get SIGTERM 30 s before the end and save their state, which a second call on the
+# cells get SIGTERM shortly before the end and save their state, which a second call on the
 # still-warm machine resumes (gpu_call.sh). PIECES=1 also starts a cell longer than M, with half
 # of M left, to go on in such a call: only when one follows, or its state is lost.
 # YELP: the path may not contain spaces; without it the Yelp table says how to get the data.
@@ -58,7 +58,7 @@
 # and 2. Each run saves its state at every evaluation and on SIGTERM under results/ckpt/<scale>/
 # (not in git), so a half-finished cell continues where it stopped. The queue runs the claims'
 # cells first (seed 0), then the other seeds, then the studies (bench.py --todo). Runs go in
-# parallel: one per GPU (each sees only its own), or on a CPU one per core with one thread each.
+# parallel: one per GPU (each sees only its own), or on a CPU one per core (`--threads`: records name theirs).
 # At the end report.py renders the tables (results/tables_<scale>.md) and draws the figures into
 # plots/.
 set -euo pipefail
@@ -106,7 +106,7 @@ OUT=results/$NAME.jsonl
 LOGS=results/logs/$NAME  # one folder per results file: they share their tags
 
 # runs go round-robin over the GPUS GPUs; PER_GPU=2 (env) puts two small runs on each GPU at once;
-# by default as many as did the most work at once in `bench.py --pack` (8 before it has run)
+# by default as many as did the most work at once in `bench.py --pack` (`8` before it has run)
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   GPUS=$(nvidia-smi -L | wc -l); JOBS=$((GPUS * ${PER_GPU:-$($PYTHON bench.py --per-gpu)})); THREADS=4
 else
@@ -124,34 +124,31 @@ touch "$OUT"
 # --- the settings of each scale ---------------------------------------------------------------
 if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   N_SEEDS=${N_SEEDS:-1}
-  # tasks with one scored token per sequence need big batches (batch 64 stalls on needle at the
-  # "pick any value" plateau, ~40%, for 1500 steps; batch 256 solves it in 200). add: batch 64
-  # sat at 28% for 400 steps and then ended anywhere from 63% to 100% depending on the schedule
-  # length; batch 128 gets over the plateau by step 800
+  # tasks with one scored token per sequence need big batches (batch 64 against batch 256 on
+  # needle, and batch 64 against batch 128 on add: the early probes, whose runs predate the records; FINDINGS, How the
+  # tables were made)
   BASE="--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 --eval_interval 200"
   SPARSE="--batch_size 256 --steps 400"
-  # add: 2000 steps. At 1000, Standard's seeds ended at 100, 83 and 99.6% (seed 1 still climbing)
+  # add: 2000 steps (what 1000 steps gave: Table 8 and the learning curves, plots/curves_quick.png)
   DENSE="--batch_size 128 --steps 2000"
-  # modadd: 1200 steps. At 400, MixiT's seeds ended at 100, 100, 33% and Frozen-MLP's at 55, 27,
-  # 97%, each still climbing (grokking): the seeds disagreed about when, not whether
+  # modadd: 1200 steps (grokking: the learning curves, plots/curves_quick.png; Table 11 gives it
+  # more steps)
   MODADD="--batch_size 256 --steps 1200"
-  # hop: k = 3, 1000 steps. At k = 2 "copy the current token" answers 52% (the second hop often
-  # lands back where it started); at k = 3 the best trivial rule gets 30% (chance 25%). Three hops
-  # take longer to learn: at 400 steps Standard had 85% and Frozen-QK 75%, still climbing
+  # hop: k = 3, 1000 steps. At k = 2 "copy the current token" scores (the second hop often lands
+  # back where it started: the probe `x/quick-hop-k2/*`, FINDINGS' Probes; the floors, Table 1)
   HOP="--batch_size 256 --steps 1000"
   declare -A SIZE=([add]=4 [modadd]=59 [dyck]=10 [memorize]=48 [needle]=6 [copy]=8 [induction]=12 [hop]=3 [lm]=64)
-  NEEDLE_SIZES="2 4"               # figure: accuracy against the number of pairs (+ Table 1's 6)
+  NEEDLE_SIZES="2 4"               # figure: accuracy against the number of pairs (+ Table 1's needle-6)
   MEM="--n_embd 32 --n_head 4 --batch_size 1024 --steps 1200 --lr 1e-2 --task_size 128"
   LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 400 --lr 2e-3"
-  # Table 5 gets 4x the steps: MixiT with 16-64 heads sits on a ~64% plateau on add for about
-  # 2500 steps before it climbs (at 1000 steps the table said 25/45/46/64%)
+  # Table 5 gets more steps than Table 3 (the probes `x/t5-1000steps-*`: FINDINGS, claim 5)
   RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
   HEADS="1 4 16 64"; HEAD_RUN="--steps 4000"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
   DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
   REF_DEPTHS=""  # Random at the reference's init: claim 6's width-256 cells (--claims, c6)
   RETRIEVE=$SPARSE; NEEDLE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
   BENCH="--task add --task_size 10 --n_embd 128 --n_layer 2 --n_head 4 --batch_size 256"
-  # Yelp: 128 bytes of each review; 2000 of the 38000 test reviews (±1 point at 90%)
+  # Yelp: 128 bytes of each review; a part of the test reviews (`--eval_size`)
   YELP_ARGS="--n_embd 64 --n_head 4 --n_layer 2 --task_size 128 --batch_size 64 --steps 1500 --lr 1e-3 --warmup 100 --eval_interval 250 --eval_size 2000"
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
   # bf16, AMX) and fp32 on the others, and the published tables should not depend on the CPU
@@ -166,33 +163,30 @@ else
   BASE="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 1e-3 --warmup 300 --eval_interval 300 --resample"
   SOLVED="--stop_acc 0.999"
   FLAT="--patience 4000 --min_delta 0.01 --min_steps 8000"  # a run that never leaves its floor
-  # induction (t1): lr 3e-4 and up to 12000 steps. At lr 1e-3 Frozen-QK stays flat for 4000 steps on needle-30 and induction-64; at 3e-4 it solves them by steps 2000 and 2500, Standard solves induction by 2000 but not needle-30 in 3000 (x/paper-long/*/lr3e-4)
+  # induction (t1): lr 3e-4 and up to 12000 steps, chosen by the probes x/paper-long/* (FINDINGS' Probes)
   RETRIEVE="--batch_size 256 --lr 3e-4 --steps 12000 --eval_interval 500 $SOLVED $FLAT"
-  # needle (t1, f1): lr 1e-4. At width 512 Standard solves needle-30 at 1e-4 by step 1500 (x/needle30-w512/standard/lr1e-4,
-  # --resample) and stays on the plateau at 3e-4 (x/paper-long/standard-needle30/lr3e-4); Frozen-QK solves it at 1e-4 by step
-  # 2250 (x/needle30-w512/frozen_qk/lr1e-4), at 3e-4 by 2000 (x/paper-long/frozen_qk-needle30/lr3e-4); every needle-30 pair of lrs at one
-  # width leaves the plateau sooner at the lower lr (x/paper-long/frozen_qk-needle30/*, x/needle30-w64/*)
+  # needle (t1, f1): lr 1e-4, chosen by the probes x/needle30-w512/*, x/paper-long/*-needle30/* and
+  # x/needle30-w64/* (results/extra.jsonl; FINDINGS' Probes)
   NEEDLE="$RETRIEVE --lr 1e-4"
-  # copy-20: lr 1e-3, 1200 steps: every trained-attention variant copies 99.6-99.9% by then (t1/copy/*/s0)
+  # copy-20: lr 1e-3, 1200 steps (the first paper runs t1/copy/*/s0: FINDINGS, The paper scale)
   COPY="--batch_size 256 --steps 1200 $SOLVED"
-  # hop-16: the retrieval recipe at the paper's 5 layers; at 2 layers every variant sat at 32% for 3000-4000 steps at either lr (x/paper-long/*-hop16/*, x/paper-r1/hop-L2/*).
-  # No width-512 probe at 5 layers yet; on the CPU 5 layers leave that plateau at lr 1e-3 near step 3000 at width 64 (x/hop16-L*-w64/*) and by 2500 at width 128 (x/hop16-L5-w128/standard/lr1e-3; at 3e-4 about 500 steps later, x/hop16-L5-w128/standard/lr3e-4), 2 layers do not, and at 3e-4 5 layers stay flat for 3250 steps (width 64): a hop seed flat here is the first to rerun at 1e-3
+  # hop-16: the retrieval recipe at the paper's 5 layers, as the probes x/paper-long/*-hop16/* and x/paper-r1/hop-L2/* at 2 layers did not leave their plateau.
+  # No width-512 probe at 5 layers yet; the CPU probes x/hop16-L*-w64/* and x/hop16-L5-w128/* chose lr 1e-3 (FINDINGS' Probes): a hop seed flat here is the first to rerun at 1e-3
   HOP="$RETRIEVE --n_layer 5"
-  # add-10: 3000 steps; Standard, Frozen-QK, Frozen-MLP and Random reach 99.6-100% (t3/add/*/s0)
+  # add-10: 3000 steps (the first paper runs t3/add/*/s0: FINDINGS, The paper scale)
   DENSE="--batch_size 256 --steps 3000 $SOLVED"
-  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps); at batch 256 Frozen-QK only began to grok by step 4000 (x/paper-long/frozen_qk-modadd599/lr1e-3)
+  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps); at batch 256 Frozen-QK was slower to grok (x/paper-long/frozen_qk-modadd599/lr1e-3: FINDINGS' Probes)
   MODADD="--batch_size 4000 --lr 1e-3 --warmup 50 --steps 20000 --eval_interval 500 --stop_acc 0.99"
-  # dyck-30: up to 6000 steps: at 1200 three variants were still on their plateau (83-89%, t3/dyck/*/s0)
+  # dyck-30: up to 6000 steps (the first paper runs t3/dyck/*/s0 at 1200: FINDINGS, The paper scale)
   DYCK="--batch_size 256 --steps 6000 $SOLVED --patience 2000 --min_delta 0.01 --min_steps 3000"
   declare -A SIZE=([add]=10 [modadd]=599 [dyck]=30 [memorize]=512 [needle]=30 [copy]=20 [induction]=64 [hop]=16 [lm]=256)
   NEEDLE_SIZES="5 10 20 30"
-  # memorize-512: the reference's hdmemorize (batch 32768, lr 5e-3, wd 1e-4, warm-up 500), to its plateau: at most a point gained over the last 3000 steps (20% of the 15000); at 3600 steps Standard still gained 4 points in its last 600 (t4/memorize/standard/s0)
+  # memorize-512: the reference's hdmemorize (batch 32768, lr 5e-3, wd 1e-4, warm-up 500), to its plateau (the stopping rule below; the first paper run t4/memorize/standard/s0 stopped too early)
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 15000 --lr 5e-3 --weight_decay 1e-4 --warmup 500 --eval_interval 500 --task_size 512 --patience 3000 --min_delta 0.01 --min_steps 6000"
-  # lm: the standard library's sources (--data stdlib: 11 MB, shipped in corpus/) instead of the 466 KB help text, which 2000 steps passed over 70 times (overfit after step 250, t2/lm/*/s0): 1800 steps of 64 x 256 bytes pass over it about 3 times; the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
+  # lm: the standard library's sources (--data stdlib, shipped in corpus/) instead of the help text, which the first paper runs t2/lm/*/s0 overfit (FINDINGS, claim 8); the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
-  # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4. At 10000 steps each head count still climbed step by step (t5/add/heads*/s0);
-  # at lr 1e-3 64 heads at 2 layers climb in stairs to 51% by step 13200 and stay there to 20000 (t6/add/mixit-L2/s0), and at width 256
-  # (CPU) 64 heads solve add-10 at 3e-4 by step 5500 where 1e-3 sits at 43% from step 2500 to 5500 and ends at 51% at 8000 (x/add10-w256-mixit64/*)
+  # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4, chosen by t5/add/heads*/s0, t6/add/mixit-L2/s0
+  # and the probes x/add10-w256-mixit64/* (FINDINGS, claim 5, and Probes)
   HEADS="4 32 64 256"; HEAD_RUN="--steps 20000 --lr 3e-4"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
   # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps and lr; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"
@@ -302,16 +296,13 @@ if [ -n "${YELP:-}" ]; then
   done
 fi
 # --- claims 2-6 past the plateau (--claims, quick scale): the quick cells stop too early to test them
-# Table 1's 3-hop cells end at 1000 steps with Standard and Frozen-QK still climbing (Frozen-QK:
-# 82, 86, 87% at steps 600-1000); 3000 steps let both curves flatten. MixiT gets the 64 heads the
-# paper's MixiT has (32-256) on dyck as on add, and 3x Table 3's steps.
-# Table 5's curves: MixiT with many heads sits near 64% on add-4 for 1500-4000 steps, then adds.
-# Table 4 (n = 128, width 32, 1200 steps) measures speed more than capacity: every curve is still
-# climbing, and given 5000 steps Standard holds the whole table (x/long-mem128-*). At width 16 the
-# same table (114,688 bits) is more than any variant's 10-17k trainable parameters can hold, and
-# 6000 steps (375 passes over it) let the curves flatten. (n = 256 at width 32 went the other way:
-# 94 passes left Standard at 11% and still climbing, x/c4-n256-w32/*.) MixiT's block differs from
-# the others' (Table 9), so capacity is also measured with each attention in the other's block.
+# Table 1's 3-hop cells get 3000 steps here (Table 11 renders where each cell stands, with the
+# accuracy 1000 steps before its end). MixiT gets the 64 heads the paper's MixiT has (32 to 256 heads) on
+# dyck as on add, and more steps than Table 3. Claim 4 asks at width 16, a table that no
+# variant's parameters can hold, each cell at budgets by doubling (Table 12; why not Table 4's
+# setting: FINDINGS, claim 4, and the probes x/long-mem128-*, x/c4-n256-w32/*). MixiT's block
+# differs from the others' (Table 9), so capacity is also measured with each attention in the
+# other's block.
 block_args() {  # the confound rows of Table 9: a variant in another block
   case $1 in
     standard_mixblock) echo "--variant standard --positions learned --mlp_act shaped --residual scaled" ;;
@@ -331,13 +322,10 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     for v in standard frozen_qk; do
       cell "c2/hop/$v/s$seed" $BASE $HOP --steps 3000 --task hop --task_size ${SIZE[hop]} --variant $v --seed $seed
     done
-    # Table 1's 400 steps leave three cells unstable (seeds > 10 points apart), each still climbing
-    # at its end: MixiT on copy (24, 24, 64%), Frozen-QK on induction (97, 84, 94%), and MixiT on
-    # modadd (1200 steps: 100, 100, 65%). A verdict may not rest on them, so claims 1-3 read these
-    # cells given more steps (Table 11). Induction settles at 1200 (100% on every seed); at 3x the
-    # steps copy (53, 31, 100%) and modadd (100, 100, 74%) still climbed (x/claims-3x/* in
-    # results/extra.jsonl); modadd settles at 8000 (100, 100, 99%), copy at 4000 still climbed
-    # (88, 82, 100%: x/claims-4000/*), so it gets 8000
+    # Tables 1 and 3 leave three cells unstable (†: MixiT on copy and modadd, Frozen-QK on
+    # induction). A verdict may not rest on them, so claims 1-3 read these cells given more steps
+    # (Table 11); the probes x/claims-3x/* and x/claims-4000/* chose the budgets (FINDINGS'
+    # Probes)
     for v in standard mixit; do
       cell "c1/copy/$v/s$seed" $BASE $SPARSE --steps 8000 --task copy --task_size ${SIZE[copy]} --variant $v --seed $seed
       cell "c3/modadd/$v/s$seed" $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant $v --seed $seed
@@ -346,35 +334,32 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     cell "c3/dyck/mixit-heads64/s$seed" $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 --seed $seed
     cell "c3/add/mixit-heads64/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --seed $seed
     # claim 6: Table 6's width-64 Random does not learn to add at any depth it ran
-    # (t6/add/random-L*), so depth has no accuracy to take from it. At width 256 it adds 3-digit
-    # numbers at 2 layers (99.6% in 1500 steps at lr 1e-2; 83% at width 128), so depth can take
-    # that away: 8 and 16 layers, where the paper's Random is down to about 23%.
-    # MixiT runs the same setting with 64 heads (the paper's MixiT has 32-256) at lr 1e-3: at 1e-2
-    # its 2-layer loss jumps from 1.75 to 2.65 as the warm-up ends, and at 3e-3 the 8-layer one
-    # sits at 1.73 (29-33% accuracy, the floor is 27%) through step 800, where at 1e-3 it is 0.70
-    # by step 100. Random, which trains only its embeddings, keeps the paper's 1e-2. MixiT also
-    # runs Table 5's setting (width 64, add-4, 4000 steps; 100% at 2 layers, t5/add/heads64) at 8
-    # layers. Longest runs first
+    # (t6/add/random-L*: FINDINGS, claim 6). At width 256 on add-3 it has accuracy that depth
+    # can take away (Table 6b's 2-layer cell): 8 and 16 layers, as the paper's depths.
+    # MixiT runs the same setting with 64 heads (the paper's MixiT has 32 to 256 heads) at lr 1e-3, chosen
+    # by probes at 1e-2 and 3e-3 whose runs predate the records. Random, which trains only its
+    # embeddings, keeps the paper's 1e-2. MixiT also runs Table 5's setting (width 64, add-4,
+    # 4000 steps; its 2-layer cell is t5/add/heads64) at 8 layers. Longest runs first
     # The row random_ref is Random at the reference's init (issue 37): W_Q, W_K at N(0, 0.02^2), not
-    # N(0, 1/d), so its frozen attention starts near uniform (logits' std about 0.1 at width 256)
+    # N(0, 1/d), so its frozen attention starts near uniform (the logits' std at init: FINDINGS, claim 6)
     for L in 16 8 2; do
       cell "c6/add/random-w256-L$L/s$seed" $BASE $RANDOM_ADD --task add --task_size 3 --variant random --n_layer $L --seed $seed
       cell "c6/add/random_ref-w256-L$L/s$seed" $BASE $RANDOM_ADD --task add --task_size 3 $(variant_args random_ref) --n_layer $L --seed $seed
-      # (16-layer MixiT: 1.9 s a step on 2 threads, about 50 minutes a seed: the longest run here)
+      # (16-layer MixiT: the longest run here; its wall time is in its records)
       cell "c6/add/mixit-w256-L$L/s$seed" $BASE $RANDOM_ADD --lr 1e-3 --task add --task_size 3 --variant mixit --n_head 64 --n_layer $L --seed $seed
     done
     cell "c6/add/mixit-heads64-L8/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --n_layer 8 --seed $seed
     # MixiT as the reference ships it, beside claims 3-5's MixiT cells, and Table 11's memorization
     shipped_cells $seed
-    # claim 3's long cells as shipped: rows 3ˢ and 5ˢ read claims 3's and 5's cells with only MixiT swapped
+    # claim 3's long cells as shipped: rows 3ˢ and 5ˢ read claim 3's and claim 5's cells with only MixiT swapped
     cell "c3/add/mixit-heads64-shipped/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --mixit_shipped --seed $seed
     cell "c3/modadd/mixit-shipped/s$seed" $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant mixit --mixit_shipped --seed $seed
     cell "c3/dyck/mixit-heads64-shipped/s$seed" $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 --mixit_shipped --seed $seed
   done
   # claim 4 is read at capacity, not at a budget: each cell at 6000 steps and at every doubling up
   # to 96000 (CELL-steps<N>), seeds 0-4 listed; bench.py --todo runs only what the doubling rule
-  # asks for (records.budget_wanted: 3 seeds a budget, the next doubling once the one below has
-  # moved, 5 seeds at the budget whose doubling settled, which the verdict reads). Standard in
+  # asks for (records.budget_wanted: LADDER_SEEDS seeds a budget, the next doubling once the one
+  # below has moved, READ_SEEDS at the budget whose doubling settled, which the verdict reads). Standard in
   # MixiT's block stays at 6000 steps (Table 11 marks it: read at a budget)
   for seed in 0 1 2 3 4; do
     for B in 6000 12000 24000 48000 96000; do
@@ -388,7 +373,7 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     cell "c4/memorize/standard_mixblock/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 $(capacity_args standard_mixblock) --seed $seed
   done
 fi
-# --- the studies beyond the paper (--studies): each row of a table is a cell, 3 seeds ------------
+# --- the studies beyond the paper (--studies): each row of a table is a cell, seeds 0-2 ----------
 task_args() {  # a task at this scale's Table 1-4 settings
   case $1 in
     lm) echo "$LM --task lm --task_size ${SIZE[lm]}" ;;
@@ -427,7 +412,7 @@ if [ -n "$STUDIES" ]; then
       cell "s3/$t/mixit-nosink/s$seed" $(task_args $t) --variant mixit --mixit_sink false --seed $seed
     done
   done
-  for seed in $(seq 3 9); do                                             # 10 seeds: the draw
+  for seed in $(seq 3 9); do                                             # seeds 0-9: the draw
     for v in standard frozen_qk mixit; do
       for t in needle add lm; do  # seeds 0-2 are Tables 1-3's own; report.py joins them
         cell "s1/$t/$v/s$seed" $(task_args $t) --variant $v --seed $seed
@@ -435,8 +420,8 @@ if [ -n "$STUDIES" ]; then
     done
   done
 fi
-# Table 7: one benchmark per seed (a fresh process timing other random models), each alone, last;
-# not in the paper smoke test (38 width-512 steps per variant would take the CPU 15 min)
+# Table 7: a benchmark per seed (a fresh process timing other random models), each alone, last;
+# not in the paper smoke test (its width-512 steps would take a CPU too long)
 if [ $SCALE != paper-smoke ]; then
   for seed in $SEEDS; do cell "t7/bench/s$seed" $BENCH --bench --seed $seed; done
 fi
@@ -449,10 +434,10 @@ if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes whe
   exit 0
 fi
 # ONLY=REGEX (env) keeps the runs whose tag matches, e.g. ONLY='t1/|t3/' runs two tables' runs: a
-# GPU lent by the call (at most 10 minutes each) then takes the list in parts that each finish
+# GPU lent by the call (a call of a few minutes) then takes the list in parts that each finish
 # (before the pricing below, which then prices only these)
 if [ -n "${ONLY:-}" ]; then
-  rc=0; grep -E "^($ONLY)" "$JOBLIST" >"$JOBLIST.only" || rc=$?  # 1: no match, 2: a bad regex
+  rc=0; grep -E "^($ONLY)" "$JOBLIST" >"$JOBLIST.only" || rc=$?  # its exit status: no match, or a bad regex
   [ $rc -le 1 ] || { echo "run_all.sh: ONLY='$ONLY' is not a regular expression (grep -E)" >&2; exit 2; }
   mv "$JOBLIST.only" "$JOBLIST"
 fi
@@ -468,7 +453,7 @@ fi
 n=$(wc -l <"$JOBLIST")
 echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in $LOGS/"
 start=$(date +%s)
-# --minutes: the cells get SIGTERM 30 s before the end (they save their state), then the report
+# --minutes: the cells get SIGTERM before the end (`STOP_AT`; they save their state), then the report
 STOP_AT=""; [ -n "$MINUTES" ] && STOP_AT=$((start + MINUTES * 60 - 30)) && BUDGET=$((MINUTES * 60 - 30))
 export OUT THREADS GPUS LOGS PYTHON LAUNCH STOP_AT BUDGET JOBLIST NAME
 # the benchmarks (the last lines) run alone, so that other runs do not disturb their timings; with

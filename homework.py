@@ -790,18 +790,17 @@ def stop_on_signal():
     def interrupt(signum, frame):
         raise KeyboardInterrupt
     old = signal.signal(signal.SIGTERM, interrupt)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignoring it
     try:
         yield
     except BaseException:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        try:
-            stop_children()
-        finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        stop_children()
         raise
     finally:
         signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
         STOPPING.clear()
         CHILDREN.clear()
 
@@ -1633,25 +1632,30 @@ def parse(argv):
     return parser.parse_args(argv)
 
 
+def kept_grade(submission, parts, keep):
+    """Where a class grade keeps the marks of `submission` on `parts`: a file in `keep` named by
+    the submission's path, its graded files, the parts and the grading tests, so that a change
+    to any of them grades it again. None for a folder that is not a handout."""
+    import hashlib
+    if not_a_handout(submission):
+        return None
+    digest = hashlib.sha256(json.dumps(parts).encode())
+    for folder, names in ((HERE, GRADER_FILES), (submission, SOURCES)):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read() + b"\0")
+    digest.update(os.path.abspath(submission).encode())
+    return os.path.join(keep, digest.hexdigest()[:32] + ".json")
+
+
 def grade_class(submissions, parts, jobs, keep):
     """Grade each submission, `jobs` at once; with `keep` (a folder), each grade is saved there as
     soon as it is made and a submission whose graded files, parts and grading tests are those of
     a kept grade is not graded again. Returns the marks, in the order of submissions."""
-    import hashlib
-
-    def kept_path(submission):
-        digest = hashlib.sha256(json.dumps(parts).encode())
-        for folder, names in ((HERE, GRADER_FILES), (submission, SOURCES)):
-            for name in names:
-                with open(os.path.join(folder, name), "rb") as f:
-                    digest.update(name.encode() + b"\0" + f.read() + b"\0")
-        digest.update(os.path.abspath(submission).encode())
-        return os.path.join(keep, digest.hexdigest()[:32] + ".json")
-
     reused = []
 
     def one(submission):
-        path = keep and not not_a_handout(submission) and kept_path(submission)
+        path = keep and kept_grade(submission, parts, keep)
         if path and os.path.isfile(path):
             with open(path) as f:
                 reused.append(submission)
@@ -1683,8 +1687,15 @@ def main(argv=None):
         if args is not None and args.command == "answers" and not args.source:
             print(f"\n{interrupted_key(args.dir)}", file=sys.stderr)
         elif args is not None and args.command == "grade" and len(args.submissions) > 1:
-            print(f"\ninterrupted: the grades made so far are kept in {grades_kept(args)}; "
-                  f"continue with the same command", file=sys.stderr)
+            parts = list(dict.fromkeys(p.strip() for p in args.parts.split(",") if p.strip()))
+            try:
+                kept = sum(os.path.isfile(kept_grade(s, parts, grades_kept(args)) or "")
+                           for s in args.submissions)
+            except OSError:
+                kept = "some"
+            print(f"\ninterrupted: kept the grades of {kept} of {len(args.submissions)} "
+                  f"submissions in {grades_kept(args)}; continue with the same command",
+                  file=sys.stderr)
         else:
             print("\ninterrupted: nothing was kept", file=sys.stderr)
         return 130

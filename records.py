@@ -738,9 +738,9 @@ def band(values):  # a cell's mean - std and mean + std
 def share_words(p, lo=None, hi=None):
     """'P% (word)': the word a share of a gap earns; "most" only at 50% or more. Read over the
     spread (lo, hi: the share at the ends of the cells' mean ± std): where the ends earn other
-    words, 'P% (lo-hi% over the spread: no one word)'."""
+    words, 'P% (LO to HI% over the spread: no one word)'."""
     if lo is not None and share_word(lo) != share_word(hi):
-        return f"{p:.0f}% ({lo:.0f}-{hi:.0f}% over the spread: no one word)"
+        return f"{p:.0f}% ({lo:.0f} to {hi:.0f}% over the spread: no one word)"
     return f"{p:.0f}% ({share_word(p)})"
 
 

@@ -2102,7 +2102,9 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
     rewrites it (mean ± std, mean, each seed, a range, a count of runs, an accuracy at a step,
     several cells at once; a rerun's latest record only, unless [KEY=VALUE] names the earlier
     recipe), and a marker whose records are
-    missing is reported, not guessed."""
+    missing is reported, not guessed. A rendered accuracy keeps its cell's marks (issue 63): †
+    where its seeds lie more than records.UNSTABLE points apart, ° where a run is of an earlier
+    recipe."""
     import report
     monkeypatch.chdir(tmp_path)
     os.makedirs("results")
@@ -2130,8 +2132,8 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
     report.UNFOUND.clear()
     out = report.fill_numbers(doc, "README.md")
     assert [x.group(2) for x in report.NUMBER.finditer(out)] == [
-        "60.0 ± 14.1", "60", "50.0, 70.0", "50.0-70.0", "1.235 ± 0.000", "2", "3", "35.0", "70.0",
-        "400", "not reached, 400", "25.0", "160", "100", "90.0", "20.0", "90.0"]
+        "60.0 ± 14.1 †", "60 †", "50.0, 70.0 †", "50.0-70.0 †", "1.235 ± 0.000", "2", "3", "35.0",
+        "70.0 †", "400", "not reached, 400", "25.0", "160", "100", "90.0", "20.0", "90.0"]
     assert report.fill_numbers(out, "README.md") == out and not report.UNFOUND
     gone = report.fill_numbers(m("quick t9/none acc", "42"), "README.md")
     assert gone == m("quick t9/none acc", "42") and "no record" in report.UNFOUND[-1]
@@ -2155,7 +2157,7 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
         f.write("MixiT adds <!--= quick t3/add/mixit acc -->95.0<!--/-->% (stale).\n"
                 "<!-- quick-summary -->\n<!-- quick-summary -->\n")
     with open("results/FINDINGS.md", "w") as f:  # one table placed where the text needs it
-        f.write("## Claim 3\n<!-- quick: Table 3 -->\n<!-- quick: Table 3 -->\nMixiT adds.\n")
+        f.write("## Claim 3\n<!-- quick: Table 3 -->\n<!-- quick: Table 3 -->\nThe end.\n")
     for scale in ("quick", "paper"):
         for path, text in report.render_all(scale, draw=False).items():
             if path.startswith("results/"):
@@ -2169,7 +2171,7 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
     assert "MixiT adds <!--= quick t3/add/mixit acc -->90.0<!--/-->%" in open("README.md").read()
     placed = open("results/FINDINGS.md").read()
     assert placed.startswith("## Claim 3\n<!-- quick: Table 3 -->\n**Table 3.") and "| MixiT | 90.0 (n=1)" in placed
-    assert placed.endswith("<!-- quick: Table 3 -->\nMixiT adds.\n") and "**Table 1." not in placed
+    assert placed.endswith("<!-- quick: Table 3 -->\nThe end.\n") and "**Table 1." not in placed
     assert report.check()
 
 
@@ -2199,8 +2201,10 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
     assert word("x/high acc vs:x/low") == "above" and word("x/low acc vs:x/high") == "below"
     assert word("x/wide acc vs:x/high") == "within the spread of"  # 0.897 ± 0.095 against 0.91
     assert word("x/one acc vs:x/low") == "above (n = 1)"
-    assert word("x/low acc share:x/low,x/high") == "0% (none)"
-    assert word("x/wide acc share:x/low,x/high") == "97% (most)"
+    # a share is judged over the spread (issue 63): a word only where every end of it earns one
+    assert word("x/low acc share:x/low,x/high") == "0% (-5 to 5% over the spread: no one word)"
+    assert word("x/wide acc share:x/low,x/high") == "97% (70 to 124% over the spread: no one word)"
+    assert word("x/high acc share:x/low,x/high") == "100% (95 to 105% over the spread: no one word)"
     # the trend words say what they measure: the last evaluation interval, and whether the
     # schedule had decayed there (where level is no test of convergence: issue 65)
     assert word("x/one acc trend") == "still rising over its last evaluation interval"
@@ -2506,21 +2510,47 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
     assert f"{(bench.RUN_START_S + 0.9) / 60:.2f}" in est.read_text().split()
 
 
-def fast_clock_repo(tmp_path, measured_ms):
-    """A copy of run_all.sh and its Python files in tmp_path/repo, with shims for `date +%s` and
-    `timeout`'s duration on a clock ten times fast, and a record that prices memorize's shape at
-    measured_ms a step. Returns (repo, call), call(minutes, only, **env) running
-    `REPORT=0 run_all.sh --smoke --claims --seeds 2 --minutes M` on the runs whose tags match
-    only."""
-    repo, shims = tmp_path / "repo", tmp_path / "bin"
+CLOCK_TICK = 10  # seconds the test's clock moves on at each `date +%s` that run_all.sh reads
+
+# The test's clock: a file of whole seconds. `python tick.py CLOCK [SECONDS]` moves it on by
+# SECONDS (CLOCK_TICK by default) under a lock, and prints the new time: the `date +%s` shim.
+TICK = """import fcntl, os, sys
+clock, seconds = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else {tick}
+with open(clock + ".lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    now = int(open(clock).read()) + seconds
+    with open(clock + ".tmp", "w") as f:
+        f.write(str(now))
+    os.replace(clock + ".tmp", clock)
+print(now)
+"""
+
+
+def clock_repo(tmp_path, measured_ms):
+    """A copy of run_all.sh and its Python files in tmp_path/repo, on a clock the test controls:
+    shims for `date +%s`, which reads a file and moves it on by CLOCK_TICK seconds at each call,
+    and for `timeout`, which stops its command (SIGTERM, status 124) once that clock passes its
+    duration. Nothing depends on how fast the machine runs: time passes only by run_all.sh's
+    own `date +%s` calls and where the test moves the clock (tick.py). A record prices
+    memorize's shape at measured_ms a step. Returns (repo, call, clock), call(minutes, only,
+    drive=None, **env) running `REPORT=0 run_all.sh --smoke --claims --seeds 2 --minutes M` on
+    the runs whose tags match only, calling drive() every 0.1 s while it runs."""
+    repo, shims, clock = tmp_path / "repo", tmp_path / "bin", tmp_path / "clock"
     repo.mkdir(), shims.mkdir()
+    clock.write_text("1000000")
     for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "figures.py", "report.py", "run_all.sh"):
         shutil.copy(os.path.join(HERE, f), repo)
+    (tmp_path / "tick.py").write_text(TICK.format(tick=CLOCK_TICK))
     (shims / "date").write_text(f'#!/bin/sh\n[ "$1" = +%s ] || exec {shutil.which("date")} "$@"\n'
-                                f'exec {sys.executable} -c "import time; print(int(time.time() * 10))"\n')
-    (shims / "timeout").write_text(  # timeout -k KILL DURATION CMD...: DURATION on the fast clock
-        f'#!/bin/sh\nk=$1 kill=$2 d=$3; shift 3\n'
-        f'exec {shutil.which("timeout")} $k $kill "$(awk "BEGIN {{print $d / 10}}")" "$@"\n')
+                                f'exec {sys.executable} {tmp_path / "tick.py"} {clock}\n')
+    (shims / "timeout").write_text(  # timeout -k KILL DURATION CMD...: DURATION on the test's clock
+        f'#!/bin/sh\nshift 2; end=$(( $(cat {clock}) + $1 )); shift\n'
+        '"$@" & pid=$!\n'
+        f'while kill -0 $pid 2>/dev/null; do\n'
+        f'  if [ "$(cat {clock})" -ge $end ]; then kill -TERM $pid; wait $pid; exit 124; fi\n'
+        '  sleep 0.1\n'
+        'done\n'
+        'wait $pid\n')
     for shim in shims.iterdir():
         shim.chmod(0o755)
     measured = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(
@@ -2530,42 +2560,60 @@ def fast_clock_repo(tmp_path, measured_ms):
         {"config": {**measured, "tag": "x/measured"}, "history": [], "ms_per_step": measured_ms}) + "\n")
     env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}", "REPORT": "0"}  # no tables
 
-    def call(minutes, only, **more):
-        done = subprocess.run(["bash", "run_all.sh", "--smoke", "--claims", "--seeds", "2",
-                               "--minutes", str(minutes)], env={**env, "ONLY": only, **more},
-                              cwd=repo, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout
-    return repo, call
+    def call(minutes, only, drive=None, **more):
+        with open(tmp_path / "stdout", "w") as out, open(tmp_path / "stderr", "w") as err:
+            done = subprocess.Popen(["bash", "run_all.sh", "--smoke", "--claims", "--seeds", "2",
+                                     "--minutes", str(minutes)], env={**env, "ONLY": only, **more},
+                                    cwd=repo, stdout=out, stderr=err, text=True)
+            t0 = time.time()
+            while done.poll() is None:
+                if time.time() - t0 > 600:
+                    done.kill()
+                    pytest.fail("run_all.sh took more than 10 minutes")
+                if drive:
+                    drive()
+                time.sleep(0.1)
+        stdout, stderr = (tmp_path / "stdout").read_text(), (tmp_path / "stderr").read_text()
+        assert done.returncode == 0, stderr[-2000:]
+        return stdout
+    return repo, call, clock
 
 
 def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_path):
-    """`run_all.sh --minutes M` on a clock ten times fast (shims for `date +%s` and `timeout`'s
-    duration on PATH; the rest runs as it would): of three smoke runs, the short one finishes and
-    writes its record, the long one (16 layers, width 256) gets SIGTERM before the end, saves its
-    state and is reported paused, and the third, which the queue prices at more than the time left
-    when its slot frees, does not start. The next call starts nothing twice: it resumes the long
-    run from the step where it stopped."""
-    # the third run's shape was measured at 6.5 s a step: 16 s to start + 20 steps = 146 s, within
-    # the budget (3 minutes less 30 s to save state: 150 s) but more than is left once a slot frees
-    # (the short run, one of the cheapest smoke runs, takes 40-120 s on this clock: at most 110 s
-    # are left; it must end within the 150 s on a loaded machine, with other tests running)
-    repo, call = fast_clock_repo(tmp_path, 6500.0)
+    """`run_all.sh --minutes M` on the test's clock: of three smoke runs, the short one finishes
+    and writes its record, the long one (16 layers, width 256) gets SIGTERM at the end of the
+    call, saves its state and is reported paused, and the third, which the queue prices at more
+    than the time left when it would start, does not start. The next call starts nothing twice:
+    it resumes the long run from the step where it stopped."""
+    # A 3-minute call's budget is 150 s (30 s are kept to save state). run_all.sh reads the clock
+    # once to start and once per run it considers (10 s a read): the third run, measured at
+    # 6.5 s a step (16 s to start + 20 steps = 146 s), fits the budget but not the 120 s or less
+    # left when it is considered. The test ends the call (the clock moved past every deadline) once the
+    # short run has written its record and the long one has saved its state at step 10.
+    repo, call, clock = clock_repo(tmp_path, 6500.0)
     short, long, later = "t3/add/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
-    out = call(3, "|".join([short, long, later]))
-    assert f"done   {short}" in out and f"paused {long}" in out and f"later  {later}" in out, out[:2000]
-    tags = [json.loads(line)["config"]["tag"] for line in (repo / "results" / "smoke.jsonl").open()]
+    records = repo / "results" / "smoke.jsonl"
+    state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"
+    ended = []
+
+    def end_the_call():
+        if not ended and state.exists() and short in records.read_text():
+            ended.append(subprocess.run([sys.executable, tmp_path / "tick.py", clock, "1000"],
+                                        check=True, timeout=60))
+    out = call(3, "|".join([short, long, later]), end_the_call)
+    assert ended and f"done   {short}" in out and f"paused {long}" in out, out[:2000]
+    assert f"later  {later}" in out, out[:2000]
+    tags = [json.loads(line)["config"]["tag"] for line in records.open()]
     assert tags == ["x/measured", short]  # one record: the finished run's
     assert not (repo / "results" / "tables_smoke.md").exists()  # REPORT=0: no tables rendered
-    state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"
     log_path = repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log"
     log = log_path.read_text()
     stopped = re.search(r"SIGTERM at step (\d+): the run's state is saved", log)
-    assert stopped and state.exists(), log[-2000:]
+    assert stopped and 10 <= int(stopped[1]) < 20 and state.exists(), log[-2000:]
     [paused] = [json.loads(line) for line in (repo / "results" / "smoke-paused.jsonl").open()]
     assert paused["config"]["tag"] == long and paused["ms_per_step"] > 0  # its speed, for --plan
     out = call(2, f"{short}|{long}")
-    assert short not in out and long in out, out[:2000]  # the finished run is not run again
+    assert short not in out and f"done   {long}" in out, out[:2000]  # the short run is not rerun
     log = log_path.read_text()
     assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L16_s0.pt at step {stopped[1]}\n" in log
 
@@ -2575,7 +2623,7 @@ def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_cal
     2-minute call's 90 s) would be paused at the call's end and its state lost with the machine:
     --minutes does not start it, unless PIECES=1 says a second call follows on the same machine;
     then it starts with at least half the call left."""
-    repo, call = fast_clock_repo(tmp_path, 12000.0)
+    repo, call, _ = clock_repo(tmp_path, 12000.0)
     tag = "t4/memorize/standard/s1"
     assert f"later  {tag}" in call(2, tag)
     assert not (repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt").exists()
@@ -4361,7 +4409,36 @@ def test_a_share_word_is_judged_over_the_spread():
     import records
     assert records.compare([0.5, 0.5], [[0.0, 0.0], [1.0, 1.0]], "share") == "50% (most)"
     wide = records.compare([0.3, 0.66], [[0.0, 0.0], [1.0, 1.0]], "share")
-    assert wide.startswith("48% (") and "no one word" in wide
+    assert wide == "48% (23 to 73% over the spread: no one word)"
+
+
+def test_claim_7_reads_every_session_of_its_machine(tmp_path, monkeypatch):
+    """A verdict that reads benchmarks reads every session of Table 7's machine and shape
+    (report.same_machine): a session in results/extra.jsonl on that machine joins it, one of
+    another shape or that times fewer variants does not; with it Frozen-QK's speed-up straddles
+    the 5% line and the row is unsettled, where Table 7's alone read 'partly'."""
+    import report
+
+    def bench(tag, qk_ms, batch=100, variants=("standard", "frozen_qk", "mixit")):
+        ms = {"standard": 100, "frozen_qk": qk_ms, "mixit": 80}
+        return {"config": {"tag": tag, "task": "add", "n_embd": 128, "n_layer": 2,
+                           "batch_size": batch},
+                "device_name": "x86_64", "device": "cpu", "dtype": "float32", "threads": 2,
+                "torch": "2.13", "time": "2026-11-21T00:00:00",
+                "bench": [{"variant": v, "ms_per_step": ms[v], "samples_per_s": 100_000 / ms[v]}
+                          for v in variants]}
+    monkeypatch.chdir(tmp_path)
+    cells = {"t7/bench": [bench(f"t7/bench/s{i}", 99) for i in range(3)]}  # +1% each
+    row = lambda: next(l for l in report.verdicts(cells).splitlines() if l.startswith("| 7. "))  # noqa: E731
+    assert "| partly |" in row()
+    os.makedirs("results")
+    with open("results/extra.jsonl", "w") as f:
+        for r in [bench("x/a/s0", 90), bench("x/a/s1", 85), bench("x/b/s0", 50, batch=256),
+                  bench("x/c/s0", 50, variants=("standard", "mixit"))]:
+            f.write(json.dumps(r) + "\n")
+    assert [r["config"]["tag"] for r in report.same_machine(cells["t7/bench"])] == ["x/a/s0", "x/a/s1"]
+    assert "(x86_64, 5 benchmarks, with every session of that machine" in row()
+    assert "| unsettled |" in row()
 
 
 def test_run_all_comments_are_read_as_paragraphs():

@@ -318,13 +318,15 @@ INIT_SETTINGS = [
 ]
 
 
-def covariance_at_init(setting, draw=True, seeds=10):
+def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
     """The paper's signal-propagation result needs no training: at initialization, how alike are
-    the token representations at the last block, as depth grows? Softmax attention at init
-    averages tokens together (rank collapse), MixiT's identity-plus-noise does not. Untrained
-    models on add test sequences, mean over `seeds` seeds, in one of INIT_SETTINGS; a table row
-    each (and a figure). The numbers are kept in a JSON file, which --check reads instead of
-    recomputing them (another CPU may round the last digit differently)."""
+    the token representations at the last block, as depth grows? The paper reports that softmax
+    attention at init averages tokens together (rank collapse) and MixiT's identity-plus-noise
+    does not. Untrained models on add test sequences, mean over `seeds` seeds, in one of
+    INIT_SETTINGS; a table row each (and a figure, with draw). The numbers are kept in a JSON
+    file (in git), which is read, not recomputed: drawing the models takes minutes on a CPU, and
+    another CPU may round the last digit differently. recompute (report.py --recompute-init), or
+    a missing file, draws them again; with draw the file is rewritten where a shown digit moved."""
     title, width, digits, mixit_heads, depths, saved, figure = setting
 
     def shown(curves):
@@ -338,7 +340,7 @@ def covariance_at_init(setting, draw=True, seeds=10):
                                     "seed": seed, "device": "cpu", "out": "", "eval_size": 256})
         task, model, *_ = mixit.build(cfg, verbose=False)
         return mixit.token_covariance(model, task)
-    if draw or not os.path.exists(saved):
+    if recompute or not os.path.exists(saved):
         # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at the reference's
         # 0.02 instead of 1/sqrt(d), the init of every Random in the reference's depth script
         curves = {v: [mean_std([covariance(v, L, s) for s in range(seeds)]) for L in depths]

@@ -24,6 +24,7 @@ import sys
 
 import bench
 import figures
+import tasks
 from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old,
@@ -1043,6 +1044,15 @@ def bench_values(r, key):  # the KEYs read with bench.py; records.record_values 
     return record_values(r, key)
 
 
+def task_size(spec):
+    """A task's size as tasks.py sets it, for the README's task table: 'tasks NAME cpu' is the
+    size `python mixit.py --task NAME` uses by default, 'tasks NAME paper' the paper's."""
+    _, name, which = spec.split()
+    if name not in tasks.TASKS or which not in ("cpu", "paper"):
+        raise ValueError(f"'{spec}': expected tasks NAME cpu|paper, NAME one of tasks.TASKS")
+    return str(tasks.TASKS[name][1 if which == "cpu" else 2])
+
+
 def fill_numbers(doc, path):
     """Every marked number of a document, rewritten from the records."""
     @functools.cache
@@ -1052,7 +1062,9 @@ def fill_numbers(doc, path):
 
     def one(m):
         try:
-            return f"<!--= {m.group(1)} -->{number(m.group(1), records_of, bench_values)}<!--/-->"
+            value = (task_size(m.group(1)) if m.group(1).startswith("tasks ")
+                     else number(m.group(1), records_of, bench_values))
+            return f"<!--= {m.group(1)} -->{value}<!--/-->"
         except ValueError as e:  # the text stays as it was; --check fails on it
             UNFOUND.append(f"{path}: {e}")
             print(f"report.py: {path}: {e}", file=sys.stderr)
@@ -1083,15 +1095,17 @@ def pieces(md):
             if (m := re.match(r"\*\*(.+?)[.?*]", piece))}
 
 
-def render_all(scale, draw=True):
+def render_all(scale, draw=True, recompute_init=False):
     """{path: text} of every file that report.py writes for a scale: the tables file, README.md
-    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False."""
+    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False.
+    The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
     cells = load(f"results/{scale}.jsonl", bench.superseded_tags(scale))
     if draw:
         figures.draw_all(cells, scale)
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
-        parts += [figures.covariance_at_init(setting, draw) for setting in figures.INIT_SETTINGS]
+        parts += [figures.covariance_at_init(setting, draw, recompute=recompute_init)
+                  for setting in figures.INIT_SETTINGS]
         other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
         if other:
             parts.append(dtype_check(cells, other, "bfloat16"))
@@ -1184,10 +1198,13 @@ def main():
     p.add_argument("--scale", default="quick", choices=["quick", "paper", "smoke", "paper-smoke"])
     p.add_argument("--check", action="store_true", help="compare the committed README, FINDINGS "
                    "and tables with what the records give; exit 1 where they differ; write nothing")
+    p.add_argument("--recompute-init", action="store_true", help="draw the untrained models of "
+                   "the covariance-at-init study again (minutes on a CPU) instead of reading "
+                   "results/covariance_at_init*.json, and rewrite those files where a digit moved")
     args = p.parse_args()
     if args.check:
         sys.exit(0 if check() else 1)
-    files = render_all(args.scale)
+    files = render_all(args.scale, recompute_init=args.recompute_init)
     for path, text in files.items():
         with open(path, "w") as f:
             f.write(text)

@@ -719,7 +719,8 @@ def feedback_name(submission, taken):
 SMOKE = ["--steps", "2", "--warmup", "1", "--eval_size", "64", "--eval_interval", "1"]
 JOBS = 2  # runs at once: one per core of a 2-core laptop
 # a run of the key: python mixit.py with the worked example's tasks (exercise 4) added to tasks.py's
-RUN = "import sys, homework, mixit; homework.register_pointer_tasks(); mixit.main(sys.argv[1:])"
+RUN = ("import sys\ntry:\n    import homework, mixit\nexcept KeyboardInterrupt:  # Ctrl-C as it starts\n"
+       "    sys.exit(130)\nhomework.register_pointer_tasks()\nmixit.main(sys.argv[1:])")
 KEY_TITLE = "# Answer key (the teaching assistant's copy; do not hand it out)"
 COMMITTED = os.path.join("results", "answers")  # the key's records, in the repository
 # the record's settings that say nothing about the measurement (the key sets them per run)

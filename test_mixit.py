@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tokenize
 
@@ -4076,10 +4077,11 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
         return p.returncode, out, err, time.time() - t0
 
     p = start()
+    logs = [os.path.join(folder, "logs", f"ex1_copy_frozen_qk_s{s}.log") for s in (0, 1)]
     deadline = time.time() + 120
-    while len(os.listdir(resume) if os.path.isdir(resume) else []) < 2:  # both first runs train
-        assert p.poll() is None and time.time() < deadline, p.communicate()
-        time.sleep(0.2)
+    while not all(os.path.isfile(log) and "step     0 |" in open(log).read() for log in logs):
+        assert p.poll() is None and time.time() < deadline, "the first runs did not start"
+        time.sleep(0.2)  # both first runs are training (their first evaluation is printed)
     time.sleep(1)
     code, out, err, took = interrupt(p)
     assert code == 130 and took < 20, (code, took, out, err)
@@ -4094,17 +4096,28 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
 
     p = start()  # the same command again: it resumes both
     lines = []
-    while sum("resumed from its saved step" in line for line in lines) < 2:
-        line = p.stdout.readline()
-        assert line, (lines, p.communicate())
-        lines.append(line)
-    code, out, err, _ = interrupt(p)
+    reader = threading.Thread(target=lambda: [lines.append(line) for line in p.stdout],
+                              daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    said = [f"resumed from {os.path.join(resume, s)} at step {step}" for s, step in steps.items()]
+    while sum("resumed from its saved step" in line for line in lines) < 2 or not all(
+            line in open(os.path.join(resume, "..", "logs", s[:-3] + ".log")).read()
+            for s, line in zip(steps, said)):  # each run, too, says it continued
+        if p.poll() is not None or time.time() > deadline:
+            p.terminate()  # (homework.py stops its runs on SIGTERM too)
+            p.wait(60)
+            raise AssertionError(f"no resumption said: {lines}")
+        time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGINT)
+    p.wait(60)
+    reader.join(10)
+    out, err = "".join(lines), p.stderr.read()
+    code = p.returncode
     assert code == 130 and "Traceback" not in out + err, (out, err)
     for s, step in steps.items():
         run = "ex1/copy/frozen_qk/" + s[-5:-3]
         assert f"  run {run}: resumed from its saved step {step}: python mixit.py" in "".join(lines)
-        log = open(os.path.join(folder, "logs", s[:-3] + ".log")).read()
-        assert f"resumed from {os.path.join(resume, s)} at step {step}" in log
 
 
 def test_homework_grade_of_a_class_exits_0_when_every_submission_got_a_grade(tmp_path, capsys):

@@ -2559,7 +2559,8 @@ def clock_repo(tmp_path, measured_ms):
     (repo / "results").mkdir()
     (repo / "results" / "smoke.jsonl").write_text(json.dumps(
         {"config": {**measured, "tag": "x/measured"}, "history": [], "ms_per_step": measured_ms}) + "\n")
-    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}", "REPORT": "0"}  # no tables
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}", "REPORT": "0",  # no tables
+           "PYTHONUNBUFFERED": "1"}  # each run's log line by line, as the test reads it
 
     def call(minutes, only, drive=None, **more):
         with open(tmp_path / "stdout", "w") as out, open(tmp_path / "stderr", "w") as err:
@@ -2589,32 +2590,36 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     # A 3-minute call's budget is 150 s (30 s are kept to save state). run_all.sh reads the clock
     # once to start and once per run it considers (10 s a read): the third run, measured at
     # 6.5 s a step (16 s to start + 20 steps = 146 s), fits the budget but not the 120 s or less
-    # left when it is considered. The test ends the call (the clock moved past every deadline) once the
-    # short run has written its record and the long one has saved its state at step 10.
+    # left when it is considered. The test ends each call (the clock moved past every deadline)
+    # once the short run has written its record and the long one is training.
     repo, call, clock = clock_repo(tmp_path, 6500.0)
     short, long, later = "t3/add/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
     records = repo / "results" / "smoke.jsonl"
     state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"
+    log_path = repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log"
     ended = []
 
-    def end_the_call():
-        if not ended and state.exists() and short in records.read_text():
-            ended.append(subprocess.run([sys.executable, tmp_path / "tick.py", clock, "1000"],
-                                        check=True, timeout=60))
-    out = call(3, "|".join([short, long, later]), end_the_call)
+    def end_the_call_once(training):  # training: the long run's log line that says it trains
+        def drive():
+            log = log_path.read_text() if log_path.exists() else ""
+            if training not in ended and training in log and short in records.read_text():
+                subprocess.run([sys.executable, tmp_path / "tick.py", clock, "1000"], check=True,
+                               timeout=60)
+                ended.append(training)
+        return drive
+    out = call(3, "|".join([short, long, later]), end_the_call_once("step     0 | test loss"))
     assert ended and f"done   {short}" in out and f"paused {long}" in out, out[:2000]
     assert f"later  {later}" in out, out[:2000]
     tags = [json.loads(line)["config"]["tag"] for line in records.open()]
     assert tags == ["x/measured", short]  # one record: the finished run's
     assert not (repo / "results" / "tables_smoke.md").exists()  # REPORT=0: no tables rendered
-    log_path = repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log"
     log = log_path.read_text()
     stopped = re.search(r"SIGTERM at step (\d+): the run's state is saved", log)
-    assert stopped and 10 <= int(stopped[1]) < 20 and state.exists(), log[-2000:]
+    assert stopped and state.exists(), log[-2000:]
     [paused] = [json.loads(line) for line in (repo / "results" / "smoke-paused.jsonl").open()]
     assert paused["config"]["tag"] == long and paused["ms_per_step"] > 0  # its speed, for --plan
-    out = call(2, f"{short}|{long}")
-    assert short not in out and f"done   {long}" in out, out[:2000]  # the short run is not rerun
+    out = call(2, f"{short}|{long}", end_the_call_once("resumed from"))
+    assert short not in out and long in out and len(ended) == 2, out[:2000]  # not rerun
     log = log_path.read_text()
     assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L16_s0.pt at step {stopped[1]}\n" in log
 
@@ -4516,6 +4521,39 @@ def test_a_rereading_row_reads_its_parents_cells_with_only_mixit_changed():
 
 
 # -----------------------------------------------------------------------------
+def test_readme_task_table_renders_each_size_from_tasks_py_and_the_records():
+    """The README's task table shows three sizes of each task, each a marker report.py fills:
+    `python mixit.py --task X`'s default and the paper's from tasks.TASKS, the quick tables' from
+    their records; a marker naming no task is reported, never filled with a guess."""
+    import report
+    readme = open(os.path.join(HERE, "README.md")).read()
+    for name, (_, cpu, paper, *_) in tasks.TASKS.items():
+        assert f"<!--= tasks {name} cpu -->{cpu}<!--/-->" in readme, name
+        assert f"<!--= tasks {name} paper -->{paper}<!--/-->" in readme, name
+    assert report.fill_numbers("<!--= tasks add cpu -->7<!--/-->", "x") == \
+        f"<!--= tasks add cpu -->{tasks.TASKS['add'][1]}<!--/-->"
+    report.UNFOUND.clear()
+    report.fill_numbers("<!--= tasks nosuch cpu -->7<!--/-->", "x")
+    assert report.UNFOUND and "nosuch" in report.UNFOUND[0]
+    report.UNFOUND.clear()
+
+
+def test_covariance_at_init_reads_its_json_and_draws_models_only_when_asked(monkeypatch):
+    """report.py renders the covariance-at-init tables from results/covariance_at_init*.json
+    (seconds on a fresh clone); only recompute (report.py --recompute-init) builds the models."""
+    import figures
+
+    def no_models(*args, **kwargs):
+        raise AssertionError("a model was built")
+    monkeypatch.setattr(mixit, "build", no_models)
+    for setting in figures.INIT_SETTINGS:
+        saved = json.load(open(os.path.join(HERE, setting[5])))
+        text = figures.covariance_at_init(setting, draw=False)
+        assert f"{saved['mixit'][0][0]:.3f} ± {saved['mixit'][0][1]:.3f}" in text
+    with pytest.raises(AssertionError, match="a model was built"):
+        figures.covariance_at_init(figures.INIT_SETTINGS[0], draw=False, recompute=True)
+
+
 # The README a student reads in ten minutes (issue 47)
 
 

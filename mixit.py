@@ -732,8 +732,9 @@ class Config:
                             "with native bf16, else fp32")
     compile: bool = _f(True, "torch.compile the model on CUDA (ignored on CPU)")
     cuda_graphs: bool = _f(True, "with --compile on one GPU: mode='reduce-overhead' (CUDA graphs): "
-                                 "a step's kernels replayed as one, much faster for a launch-bound "
-                                 "model (FINDINGS, Efficiency); off under torchrun")
+                                 "a step's kernels replayed as one, which saves the launches of a "
+                                 "launch-bound model (FINDINGS, Efficiency, measures it); off under "
+                                 "torchrun")
     data_pool: int = _f(0, "draw this many training batches at once and hand them out one by one "
                            "(a few large kernels instead of dozens of small ones a step); 0 = auto: "
                            "32 on one GPU, else 1 (the CPU's data stream as it has always been)")

@@ -519,7 +519,7 @@ STEPS = re.compile(r"-steps(\d+)$")
 def ladder(cells, base):
     """[(steps, cell)] of a cell's budgets that ran, smallest first: the base cell, then each
     base-steps<N> cell."""
-    rungs = [(runs[0]["config"]["steps"], c) for c, runs in cells.items()
+    rungs = [(runs[0]["config"].get("steps", runs[0].get("steps")), c) for c, runs in cells.items()
              if runs and (c == base or (STEPS.search(c) and STEPS.sub("", c) == base))]
     return sorted(rungs)
 

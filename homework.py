@@ -897,7 +897,9 @@ class Key:
         with open(log, "a") as f:  # an interrupted run's printout stays, its sequel follows
             if self.smoke:  # what RUN does, here: a 2-step run costs less than a Python start
                 import mixit
+                import tasks
                 import torch
+                known = dict(tasks.TASKS)  # as it was: the worked example's tasks leave with the run
                 register_pointer_tasks()
                 threads = torch.get_num_threads()
                 torch.set_num_threads(1)  # one thread, as the key's processes have
@@ -909,6 +911,8 @@ class Key:
                         code = e.code or 0
                     finally:
                         torch.set_num_threads(threads)
+                        tasks.TASKS.clear()
+                        tasks.TASKS.update(known)
             else:
                 p = start([sys.executable, "-c", RUN, *argv], cwd=HERE, stdout=f,
                           stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -1224,8 +1228,8 @@ def register_pointer_tasks():
 
 
 def answer_4(key):
-    """Exercise 4: a task Standard learns and MixiT does not, and one both learn."""
-    register_pointer_tasks()
+    """Exercise 4: a task Standard learns and MixiT does not, and one both learn. (Its runs
+    add the tasks `pointer` and `first` in their own process: RUN, Key.train.)"""
     cells = key.cells({f"ex4/{t}/{v}": mixit_args(runs_command(4, j), YOURS=t)
                        for t in ("first", "pointer") for j, v in enumerate(("standard", "mixit"))})
     runs = {(t, v): cells[f"ex4/{t}/{v}"] for t in ("first", "pointer")

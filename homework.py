@@ -1244,7 +1244,7 @@ def answer_4(key):
     tags = [f"ex4/{t}/{v}" for t, v in runs]
     f_s, f_m = final_of(runs["first", "standard"]), final_of(runs["first", "mixit"])
     p_s, p_m = final_of(runs["pointer", "standard"]), final_of(runs["pointer", "mixit"])
-    return f"""**The worked example**: one sampler, two tasks (homework.py, `sample_pointer`; a
+    return f"""**Method: the worked example**, one sampler, two tasks (homework.py, `sample_pointer`; a
 student writes them into tasks.py). A string of 16 letters, a pointer token `@i`, and the answer,
 the letter at position i. In `pointer` i is drawn for each sequence; in `first` it is always 0.
 Chance is 1/26 (3.8%).
@@ -1422,7 +1422,7 @@ and the share of scored positions whose answer is the current token itself.
 {key.figure("ex7.png")}
 
 **A good answer.** The settings whose floor is above 50%: {", ".join(f"k = {k}" for k in above) or
-"none of those measured"} (records above). The shortcut is "answer the current token": the
+"none of those measured"} (records {", ".join(f"`{t}/d*`" for t in tags)}). The shortcut is "answer the current token": the
 column on the right is the share of answers it gets right, and the rule "current token +
 position" learns it from the training data. At k = 1 it never works: no token equals the one
 before it, so the next token after the earlier occurrence is never the current one

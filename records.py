@@ -306,7 +306,10 @@ METHOD = ("How the tables were made", "Set up and run", "The variants", "The tas
           "Words used below", "Reproducing it yourself", "Extending", "Recipe differences")
 UNREAD = ("Homework", "Exercises")
 LABEL = re.compile(r"^[\s*_(\[]*(Hypothesis|Method|Figure|The paper|In the paper|Paper|"
-                   r"What the paper)\b")
+                   r"What the paper|Hand in|The student runs)\b")
+# A surface that code renders from the records (the answer key) cites them by paragraph: a
+# paragraph that names its records' tags in code (`ex1/copy/frozen_qk/s*`) is theirs
+CITED = re.compile(r"`[a-z]+\d*/[\w./*+-]+`")
 MARKED = re.compile(r"\b(hypothes[ie]s|untested)\b", re.I)
 _WORDS = {w for name in NAMES.values() for w in re.findall(r"[A-Z][\w-]+", name)}
 OBJECT = re.compile(
@@ -411,6 +414,8 @@ def unsourced(doc, method=False, rendered=False):
         method_here = method or heading.startswith(METHOD)
         for para in re.split(r"\n\s*\n", text):
             labelled = bool(LABEL.match(re.sub(r"^\s*([-*]|\d+\.)\s+", "", para)))
+            if rendered and (CITED.search(para) or re.fullmatch(r"\*\*[^*]+\*\*", para.strip())):
+                continue  # code wrote it from the records it cites; or an exercise's statement
             for s in prose(para):
                 paper = re.findall(r"\(paper\b(?!-)[^)]*\)", s)
                 b = bare(re.sub(r"\(paper\b(?!-)[^)]*\)", " ", s))

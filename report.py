@@ -212,7 +212,7 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
                 capacity_tests(b), 2, "Table 4", reads)
     read = {v: capacity_cell(A.cells, f"c4/memorize/{v}") for v in CAPACITY}
     reads = [c for c, _ in read.values() if c]
-    ours = " / ".join(f"{A.text(c, 'bits_per_param', 1, 2)} ({A.cells[c][0]['config']['steps']})"
+    ours = " / ".join(f"{A.text(c, 'bits_per_param', 1, 2)} ({budget_of(A.cells[c])})"
                       for c, _ in read.values() if c)
     ours += f" bits/param (steps) (memorize-{config_of(A.cells, 'c4/')})"
     moving = [NAMES[v] for v, (c, settled) in read.items() if not settled]
@@ -223,6 +223,10 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
         return ours, None, 2, "Tables 11, 12", reads
     b = {v: A(c, "bits_per_param") for v, (c, _) in read.items()}
     return ours, capacity_tests(b), 2, "Tables 11, 12", reads
+
+
+def budget_of(runs):  # a cell's budget in steps: its --steps (a record's own steps if older)
+    return runs[0]["config"].get("steps", runs[0].get("steps"))
 
 
 def capacity_tests(b):  # claim 4's rule on {variant: bits per parameter of each seed}
@@ -777,7 +781,7 @@ def budget_rows(cells):
             below = c
         c, settled = capacity_cell(cells, f"c4/memorize/{v}")
         top = max(rungs)
-        row.append(f"{cells[c][0]['config']['steps']} steps" if settled else "no doubling run"
+        row.append(f"{budget_of(cells[c])} steps" if settled else "no doubling run"
                    if v not in LADDERED else f"not settled; next: {top} steps' seeds"
                    if len(final(cells, rungs[top])) < LADDER_SEEDS else
                    f"not settled; next: {2 * top} steps")

@@ -1,29 +1,22 @@
 """
 MixiT in one file: how much of a Transformer's skill needs *learned* attention?
 
-A reproduction of Dong, Noci, Khodak & Li, "Attention Retrieves, MLP Memorizes: Disentangling
-Trainable Components in the Transformer" (arXiv 2506.01115). The paper trains one small decoder
-in several variants and reports that with its attention replaced by a fixed random mixing matrix
-(MixiT) it still adds and memorizes but cannot retrieve; that with the attention's queries and
-keys frozen at their random init (Frozen-QK) it still forms induction heads; and that with frozen
-MLPs it loses memorization capacity. What our runs found is in results/FINDINGS.md.
+A reproduction of Dong, Noci, Khodak & Li, "Attention Retrieves, MLP Memorizes" (arXiv
+2506.01115). The paper trains one small decoder in several variants and reports that with its
+attention replaced by a fixed random mixing matrix (MixiT) it still adds and memorizes but cannot
+retrieve; with the attention's queries and keys frozen at their random init (Frozen-QK) it still
+forms induction heads; with frozen MLPs it loses memorization capacity (ours: results/FINDINGS.md).
 
     python mixit.py                                     # Frozen-QK learns to copy strings
     python mixit.py --variant mixit                     # the same task, MixiT's fixed mixing
-    python mixit.py --variant mixit --task modadd --task_size 59   # MixiT adds mod 59
+    python mixit.py --variant mixit --task modadd --task_size 59   # MixiT on addition mod 59
     python mixit.py --task needle --qk_init_std 0.02    # Frozen-QK at the reference code's init
-    python mixit.py --task classify --data train.csv --variant mixit   # Yelp-style reviews
     python mixit.py --help                              # every flag, with its meaning
-
-A run stopped by Ctrl-C or SIGTERM saves its training state; the same command, run again,
-continues it (--restart starts it over instead) and writes the run's one record.
-
-Sections: model (MixiT's attention, `MixingAttention`, first) | freezing | training | evaluation |
-configuration and command line. The data lives in tasks.py; the machinery around a run (device,
-torch.compile, checkpoints, records, the training loop's bookkeeping and its resuming after a
-signal, torchrun, flag parsing, exit codes) in runtime.py, always called as `runtime.NAME(...)`:
-a reader of the paper can skip every such line. The benchmark is in bench.py (it imports this
-file, not the reverse).
+Stopped by Ctrl-C or SIGTERM, a run saves its state: the same command continues it (--restart
+starts over). Sections: model (`MixingAttention` first) | freezing | training | evaluation | config
+and command line. The data is in tasks.py; the machinery around a run (device, checkpoints,
+records, resuming, torchrun, flags) in runtime.py, always called as `runtime.NAME(...)`: a reader
+of the paper can skip those lines. bench.py (the benchmark) imports this file, not the reverse.
 """
 
 import dataclasses
@@ -47,8 +40,7 @@ VARIANTS = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
 INIT_STD = 0.02  # every Linear and Embedding weight starts N(0, 0.02^2), as in the reference code
 
 # -----------------------------------------------------------------------------
-# Model: a small pre-norm decoder (RMSNorm, untied head) with one of two attentions: MixiT's
-# fixed random mixing (MixingAttention) or learned softmax attention (CausalSelfAttention)
+# Model: a pre-norm decoder whose attention is MixiT's fixed mixing or softmax attention
 
 
 class RMSNorm(nn.Module):
@@ -512,9 +504,9 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     every batch from its own seed (seed + rank), DistributedDataParallel averages the gradients,
     and rank 0 alone evaluates and prints. One process is simply rank 0 of 1.
 
-    A signal (SIGINT, SIGTERM) saves the whole training state (runtime.resume_path) and stops;
-    the same command continues from it (state), and the run ends as an uninterrupted one would.
-    With --resume the state is also saved at each evaluation.
+    A signal (SIGINT, SIGTERM) saves the training state (runtime.resume_path) and stops; the same
+    command continues from it (state) to the end an uninterrupted run reaches (--resume: also
+    saved at each evaluation).
     Its bookkeeping (runtime.Progress) and batch pool (runtime.BatchPool) live in runtime.py."""
     rank, world = runtime.rank_world()
     optimizer = make_optimizer(model, cfg, device)
@@ -526,9 +518,7 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
             unfreeze(model, optimizer, cfg)
-        progress.restore(state)
-        print(f"resumed from {runtime.resume_path(cfg)} at step {progress.start}"
-              + ("" if cfg.resume else ", where this command was stopped (--restart: start over)"))
+        progress.restore(state)  # (it says from where)
     fwd, sync = runtime.compiled(model, cfg, device, world)  # evaluation calls the model itself
     train_fwd = runtime.data_parallel(model, cfg, device) if world > 1 else fwd  # DDP (torchrun)
     snapshots = {int(s) for s in cfg.save_steps.split(",") if s}  # --save_steps (resolve_config)
@@ -721,11 +711,9 @@ class Config:
                              "these steps (e.g. 0,50,100; 0: at init), as PATH_step{N}.pt")
     load: str = _f("", "start from this checkpoint; its model and task settings are used")
     resume: str = _f("", "save the training state here at each evaluation and on SIGINT/SIGTERM, "
-                         "and continue from it if it exists; deleted once the record is written. "
-                         "Without it a stopped run saves its state under results/ckpt/, and the "
-                         "same command continues from there")
-    restart: bool = _f(False, "start over: delete the state that a stopped run of this command "
-                              "(or --resume) saved, instead of continuing from it")
+                         "and continue from it if it exists; deleted once the record is written "
+                         "(without it: under results/ckpt/, where the same command finds it)")
+    restart: bool = _f(False, "start over, deleting the state a stopped run of this command saved")
     # speed
     device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
     dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
@@ -845,8 +833,7 @@ def settings(cfg, task, device, dtype):
     flag = lambda v: str(v).lower() if isinstance(v, bool) else shlex.quote(str(v))  # noqa: E731
     other = [f"--{k} {flag(v)}" for k, v in dataclasses.asdict(cfg).items()
              if k not in in_lines and v != default[k]]
-    # the test set as built: modadd and lm hold out fewer than --eval_size, memorize tests its table
-    tested = "sequences it trains on" if task.capacity_bits else "held-out sequences"
+    tested = "sequences it trains on" if task.capacity_bits else "held-out sequences"  # as built
     return [f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}",
             f"model: {cfg.n_layer} layers, {cfg.n_head} heads, width {cfg.n_embd}, sequences of up "
             f"to {cfg.block_size} tokens; {cfg.positions} positions, {cfg.mlp_act} MLP, "

@@ -387,6 +387,8 @@ class Progress:
             self.batches.used = state["pool_used"]
         self.record.update(state["record"])
         self.record["resumed_at"] = self.record.get("resumed_at", []) + [self.start]
+        print(f"resumed from {resume_path(self.cfg)} at step {self.start}" + (
+            "" if self.cfg.resume else ", where this command was stopped (--restart: start over)"))
 
     def save(self, path, step):
         """The whole training state at `step` (save_state); every rank calls it, rank 0 writes."""

@@ -4545,7 +4545,8 @@ def test_readme_task_table_renders_each_size_from_tasks_py_and_the_records():
     their records; a marker naming no task is reported, never filled with a guess."""
     import report
     readme = open(os.path.join(HERE, "README.md")).read()
-    for name, (_, cpu, paper, *_) in tasks.TASKS.items():
+    ours = open(os.path.join(HERE, "tasks.py")).read()  # (homework.py registers tasks of its own)
+    for name, (_, cpu, paper, *_) in [(n, t) for n, t in tasks.TASKS.items() if f'"{n}":' in ours]:
         assert f"<!--= tasks {name} cpu -->{cpu}<!--/-->" in readme, name
         assert f"<!--= tasks {name} paper -->{paper}<!--/-->" in readme, name
     assert report.fill_numbers("<!--= tasks add cpu -->7<!--/-->", "x") == \

@@ -757,6 +757,15 @@ class Stopped(Exception):
 # (stop_children), and waits for them: a run of mixit.py saves its state at its next step.
 CHILDREN = set()  # the subprocesses running now
 STOPPING = threading.Event()  # set once Ctrl-C arrived: no new subprocess starts
+SAYING = threading.Lock()  # the key's runs report from several threads: one whole line at a time
+
+
+def say(line):
+    """Print one line whole: print() writes the text and its newline apart, so two threads'
+    lines could interleave."""
+    with SAYING:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def start(cmd, **kw):
@@ -889,10 +898,9 @@ class Key:
         if os.path.exists(state):
             from runtime import load_checkpoint
             step = load_checkpoint(state).get("step", "?")
-            print(f"  run {tag}: resumed from its saved step {step}: python mixit.py {shown}",
-                  flush=True)
+            say(f"  run {tag}: resumed from its saved step {step}: python mixit.py {shown}")
         else:
-            print(f"  run {tag}: python mixit.py {shown}", flush=True)
+            say(f"  run {tag}: python mixit.py {shown}")
         log = os.path.join(self.dir, "logs", tag.replace("/", "_") + ".log")
         with open(log, "a") as f:  # an interrupted run's printout stays, its sequel follows
             if self.smoke:  # what RUN does, here: a 2-step run costs less than a Python start
@@ -923,8 +931,7 @@ class Key:
         if code:
             raise HomeworkError(f"the run {tag} failed (exit {code}); see {log}")
         record = self.done()[tag]
-        print(f"    {tag}: test accuracy {record['final']['acc']:.3f}, {record['wall_s']:.0f} s",
-              flush=True)
+        say(f"    {tag}: test accuracy {record['final']['acc']:.3f}, {record['wall_s']:.0f} s")
 
     def write(self, name, text):
         """DIR/name, written whole or not at all (a Ctrl-C never leaves half a section)."""
@@ -1392,7 +1399,7 @@ def answer_7(key):
                                  "eval_size": n_test},
                       "baselines": tasks.baselines(task),
                       "answer_is_current": float((y == x)[mask].float().mean())}
-            print(f"  floor {tag}: {record['baselines']}", flush=True)
+            say(f"  floor {tag}: {record['baselines']}")
             from runtime import append_record
             append_record(key.records, record)
     done = key.done()

@@ -98,7 +98,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 # every option past this point reads the runs' settings through mixit.py (bench.py), which needs torch
-"$PYTHON" -c "import torch" 2>/dev/null || { echo "run_all.sh: $PYTHON cannot import torch: activate the environment you installed requirements.txt into (e.g. . venv/bin/activate), or give its interpreter as PYTHON=..." >&2; exit 2; }
+# (found, not imported: an import costs a second or two of every call)
+"$PYTHON" -c "import importlib.util, sys; sys.exit(not importlib.util.find_spec('torch'))" 2>/dev/null || { echo "run_all.sh: $PYTHON cannot import torch: activate the environment you installed requirements.txt into (e.g. . venv/bin/activate), or give its interpreter as PYTHON=..." >&2; exit 2; }
 CPU_DTYPE=${CPU_DTYPE:-float32}
 NAME=$SCALE  # the results file's name: quick, paper, ..., or quick-bfloat16
 [ $SCALE = quick ] && [ "$CPU_DTYPE" != float32 ] && NAME=$SCALE-$CPU_DTYPE

@@ -521,10 +521,14 @@ SETTLED = 1.0  # points: a doubling that moves the mean less than this (or the s
 STEPS = re.compile(r"-steps(\d+)$")
 
 
+def budget_of(runs):  # a cell's budget in steps: its --steps (a record's own steps if older)
+    return runs[0]["config"].get("steps", runs[0].get("steps"))
+
+
 def ladder(cells, base):
     """[(steps, cell)] of a cell's budgets that ran, smallest first: the base cell, then each
     base-steps<N> cell."""
-    rungs = [(runs[0]["config"].get("steps", runs[0].get("steps")), c) for c, runs in cells.items()
+    rungs = [(budget_of(runs), c) for c, runs in cells.items()
              if runs and (c == base or (STEPS.search(c) and STEPS.sub("", c) == base))]
     return sorted(rungs)
 

@@ -29,8 +29,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old,
                      outcome, over_spread, pct, read_records, record_values, same, stat, table,
-                     unsourced, unstable, comments, capacity_cell, doubling, ladder, LADDER_SEEDS,
-                     READ_SEEDS, SETTLED, STEPS)
+                     unsourced, unstable, comments, budget_of, capacity_cell, doubling, ladder,
+                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -223,10 +223,6 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
         return ours, None, 2, "Tables 11, 12", reads
     b = {v: A(c, "bits_per_param") for v, (c, _) in read.items()}
     return ours, capacity_tests(b), 2, "Tables 11, 12", reads
-
-
-def budget_of(runs):  # a cell's budget in steps: its --steps (a record's own steps if older)
-    return runs[0]["config"].get("steps", runs[0].get("steps"))
 
 
 def capacity_tests(b):  # claim 4's rule on {variant: bits per parameter of each seed}

@@ -43,7 +43,8 @@ import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
 from records import (NAMES, STEPS, budget_wanted, cell_of, load, pct, read_records, stale, stat,
                      table)
-from runtime import BatchPool, append_record, compiled, data_pool, environment, pick_device
+from runtime import (BatchPool, append_record, command_line, compiled, data_pool, environment,
+                     pick_device, pick_dtype)
 
 # -----------------------------------------------------------------------------
 # Our step: `python bench.py`
@@ -300,6 +301,104 @@ def best_packing(path=PACK_RECORDS):
 
 def best_per_gpu(path=PACK_RECORDS):
     return best_packing(path)[0]
+
+
+# -----------------------------------------------------------------------------
+# Do CUDA graphs change training? `python bench.py --graphs-check [mixit flags]`
+#
+# With --cuda_graphs the compiled forward and backward are recorded once and then replayed, and a
+# replay reads its inputs from the buffers it was recorded with. Were a new batch (or anything
+# else that changes from step to step) not copied into them, the run would train on stale inputs
+# and look like a run that merely learns slower. So one recipe and seed run with graphs and
+# without, and every step's batch, learning rate and loss are compared.
+
+GRAPHS_RUNS = {"graphs": "true", "eager": "false", "eager-again": "false"}  # --cuda_graphs of each
+GRAPHS_LOSS_STEPS = 100  # losses are compared over the first steps only: later, two runs that
+# differ in the last bit of one step drift apart (training amplifies it), graphs or not
+BF16_EPS = 2.0 ** -8  # bf16's relative precision: a loss gap under it is rounding, not a bug
+
+
+def traced_run(argv, trace_path):
+    """`bench.py --graphs-trace PATH [mixit flags]`: one mixit.py run that also writes, for every
+    training step, a digest of its batch, its learning rate and its loss (the check's child)."""
+    rows = []
+    step = mixit.train_step
+
+    def traced(model, fwd, optimizer, batch, lr, cfg, dtype):
+        loss = step(model, fwd, optimizer, batch, lr, cfg, dtype)
+        digest = hashlib.sha1(b"".join(t.cpu().numpy().tobytes() for t in batch)).hexdigest()[:16]
+        rows.append([digest, lr, loss.item()])  # (a host sync each step: this run is not timed)
+        return loss
+
+    mixit.train_step = traced  # train() looks train_step up in mixit's namespace at each step
+    record = mixit.run(mixit.resolve_config(mixit.parse_args(argv)))
+    with open(trace_path, "w") as f:
+        json.dump({"steps": rows, "history": record["history"]}, f)
+
+
+def graphs_verdict(traces):
+    """traces: {run: {"steps": [[digest, lr, loss], ...], "history": [...]}} for GRAPHS_RUNS.
+    The runs with and without graphs must draw the same batch and learning rate at every step,
+    and over the first GRAPHS_LOSS_STEPS steps their losses may differ by no more than the two
+    runs without graphs differ (the GPU's own nondeterminism) or bf16's rounding, whichever is
+    larger. Returns the record's "graphs_check" part; its "same" says whether the check passed."""
+    g, e, e2 = (traces[k]["steps"] for k in GRAPHS_RUNS)
+    n = min(len(g), len(e))
+
+    def gap(a, b):  # the largest relative loss gap over the first steps
+        return max((abs(x[2] - y[2]) / max(abs(y[2]), 1e-12)
+                    for x, y in zip(a[:GRAPHS_LOSS_STEPS], b[:GRAPHS_LOSS_STEPS])), default=0.0)
+
+    def first_other(i):  # the first step at which graphs and eager differ in field i
+        return next((k for k in range(n) if g[k][i] != e[k][i]), None)
+
+    check = {"steps": n, "loss_steps": min(n, GRAPHS_LOSS_STEPS),
+             "first_other_batch": first_other(0), "first_other_lr": first_other(1),
+             "loss_gap": gap(g, e), "loss_gap_without_graphs": gap(e2, e),
+             "loss": {k: [round(s[2], 5) for s in traces[k]["steps"]] for k in GRAPHS_RUNS},
+             "acc": {k: [[h["step"], h["acc"]] for h in traces[k]["history"]] for k in GRAPHS_RUNS}}
+    check["same"] = (len(g) == len(e) and check["first_other_batch"] is None
+                     and check["first_other_lr"] is None
+                     and check["loss_gap"] <= max(check["loss_gap_without_graphs"], BF16_EPS))
+    return check
+
+
+def graphs_check(argv):
+    """The runs of GRAPHS_RUNS at once (on one GPU: what the others run does not change a run's
+    arithmetic), then one record (tag, --out) and a line saying whether graphs train as the eager
+    step does. Returns True where they do."""
+    given = mixit.parse_args(argv)
+    out, tag = given.pop("out", PACK_RECORDS), given.pop("tag", "gpu/graphs-check")
+    cfg = mixit.resolve_config(given)  # (bad flags: one line here, before anything starts)
+    argv = [*argv, "--out", "", "--examples", "0"]  # the children write no run record
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {k: os.path.join(folder, f"{k}.json") for k in GRAPHS_RUNS}
+        procs = {k: subprocess.Popen([sys.executable, os.path.abspath(__file__), "--graphs-trace",
+                                      paths[k], *argv, "--cuda_graphs", v, "--tag", f"{tag}-{k}"],
+                                     stdout=subprocess.DEVNULL)
+                 for k, v in GRAPHS_RUNS.items()}
+        if any([p.wait() for p in procs.values()]):  # (a list: wait for every one)
+            raise tasks.UsageError("--graphs-check: a run failed (run its mixit.py line alone to see why)")
+        traces = {k: json.load(open(paths[k])) for k in GRAPHS_RUNS}
+    check = graphs_verdict(traces)
+    device = pick_device(cfg.device)
+    append_record(out, {"config": {**dataclasses.asdict(cfg), "tag": tag}, "graphs_check": check,
+                        **environment(device, pick_dtype(cfg.dtype, device))})
+    where = lambda k: "the same" if check[k] is None else f"differ from step {check[k]}"  # noqa: E731
+    accs = "; ".join(f"{k} " + ", ".join(f"{a:.3f}" for _, a in check["acc"][k]) for k in GRAPHS_RUNS)
+    print(f"graphs check, {check['steps']} steps: batches {where('first_other_batch')}, learning "
+          f"rates {where('first_other_lr')}; largest loss gap over the first {check['loss_steps']} "
+          f"steps {check['loss_gap']:.1e} (two runs without graphs: "
+          f"{check['loss_gap_without_graphs']:.1e}) | test accuracy at each evaluation: {accs}")
+    print("graphs check: " + ("CUDA graphs train as the eager step does" if check["same"] else
+                              "CUDA graphs CHANGE training: run without them (--cuda_graphs false)"))
+    return check["same"]
+
+
+def graphs_safe(path=PACK_RECORDS):
+    """run_all.sh's --cuda_graphs on a GPU: false where the latest graphs check failed."""
+    checks = [r for r in read_records(path) if "graphs_check" in r]
+    return not checks or max(checks, key=lambda r: r["time"])["graphs_check"]["same"]
 
 
 # -----------------------------------------------------------------------------
@@ -822,6 +921,16 @@ if __name__ == "__main__":
             sys.exit("error: bench.py --pack P,P,... [mixit flags]: P are runs at once, e.g. 1,4,8,16")
         except tasks.UsageError as e:
             sys.exit(f"error: {e}")
+    elif sys.argv[1:2] == ["--graphs-check"]:  # exit 3: the graphs changed training
+        try:
+            sys.exit(0 if graphs_check(sys.argv[2:]) else 3)
+        except tasks.UsageError as e:
+            sys.exit(f"error: {e}")
+    elif sys.argv[1:2] == ["--graphs-trace"]:  # graphs_check's child: --graphs-trace PATH [flags]
+        with command_line():
+            traced_run(sys.argv[3:], sys.argv[2])
+    elif sys.argv[1:2] == ["--cuda-graphs"]:  # run_all.sh on a GPU: true unless a check failed
+        print(str(graphs_safe()).lower())
     elif sys.argv[1:2] == ["--per-gpu"]:  # run_all.sh: PER_GPU's default, from --pack's records
         print(best_per_gpu())
     elif sys.argv[1:2] == ["--mps"]:  # gpu_call.sh: MPS's default (1: the best packing used it)

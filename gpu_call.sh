@@ -8,6 +8,11 @@
 #                     together, at Table 1's induction shape; into results/gpu.jsonl), then the
 #                     queue for the minutes left of the 9; at the 16-layer 64-head MixiT
 #                     shape too (Table 6's longest runs)
+#   CHECK=1 ...       first the CUDA-graphs check (bench.py --graphs-check: t1/induction/standard/
+#                     s0's recipe for 1000 steps with graphs and twice without, every step's batch,
+#                     learning rate and loss compared; into results/gpu.jsonl). Where graphs
+#                     change training, the queue (run_all.sh) runs without them. CHECK_ARGS:
+#                     flags added to the check's (a rehearsal on a CPU: smaller sizes)
 #   MPS=1 ...         NVIDIA's Multi-Process Service for every run of the call: without it the
 #                     packed runs' kernels take turns on the GPU; with it they can share the chip.
 #                     With PACK, the measurement runs without MPS, then with it (tags -mps). If
@@ -90,16 +95,26 @@ measure() {  # the packing measurement at both shapes; $1: the tags' suffix ("" 
     --n_head 64 --batch_size 256 --resample --tag gpu/pack-barrier-mixit16-w512$1 --out results/gpu.jsonl || rc=$?
 }
 
-if [ -n "${PACK:-}" ]; then  # the measurement first; the minutes it took come off --minutes M
-  start=$(date +%s)
+start=$(date +%s)  # CHECK and PACK come first; the minutes they take come off --minutes M
+if [ "${CHECK:-}" = 1 ]; then  # t1/induction/standard/s0's recipe for 1000 steps, three times
+  $PYTHON bench.py --graphs-check --n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 3e-4 \
+    --warmup 300 --eval_interval 500 --resample --batch_size 256 --steps 1000 --task induction \
+    --task_size 64 --variant standard --seed 0 --tag gpu/graphs-check-induction64-w512 \
+    --out results/gpu.jsonl ${CHECK_ARGS:-}  # (exit 3: graphs change training: run_all.sh then
+  c=$?; [ $c = 0 ] || [ $c = 3 ] || rc=1  # runs without them, as bench.py --cuda-graphs says)
+  cp results/gpu.jsonl "$OUT/"
+fi
+if [ -n "${PACK:-}" ]; then
   measure ""
   [ "${MPS:-}" = 1 ] && mps_start && measure -mps
   cp results/gpu.jsonl "$OUT/"
+fi
+if [ -n "${CHECK:-}${PACK:-}" ]; then
   took=$(( ($(date +%s) - start + 59) / 60 ))
   for i in "${!args[@]}"; do
     [ "${args[$i]}" = --minutes ] && args[$((i + 1))]=$(( ${args[$((i + 1))]} - took ))
   done
-  echo "gpu_call.sh: the packing measurement took $took min; then: run_all.sh ${args[*]}"
+  echo "gpu_call.sh: the checks took $took min; then: run_all.sh ${args[*]}"
 fi
 # the queue under MPS where asked for (MPS unset: where the best measurement used it)
 if [ "${MPS:-$($PYTHON bench.py --mps)}" = 1 ]; then

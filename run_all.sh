@@ -18,6 +18,8 @@
 #   ONLY=REGEX     (env) only the runs whose tag matches, e.g. ONLY='t1/|t3/'
 #   CPU_DTYPE=bfloat16  (env) --quick in bf16 autocast, into results/quick-bfloat16.jsonl
 #   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else `8`)
+#   CUDA_GRAPHS=false  (env) every GPU run without CUDA graphs (default: with them, unless the
+#                  latest bench.py --graphs-check found that they change training)
 #   PIECES=1       (env) with --minutes, also start a run longer than M, to go on in the next call
 #   ALLOW_CPU=1    (env) let the paper scale run on a machine without a GPU
 #   REPORT=0       (env) skip report.py at the end (gpu_call.sh: tables are made where merged)
@@ -110,6 +112,9 @@ LOGS=results/logs/$NAME  # one folder per results file: they share their tags
 # by default as many as did the most work at once in `bench.py --pack` (`8` before it has run)
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   GPUS=$(nvidia-smi -L | wc -l); JOBS=$((GPUS * ${PER_GPU:-$($PYTHON bench.py --per-gpu)})); THREADS=4
+  # CUDA graphs (mixit.py's default on one GPU) unless the latest `bench.py --graphs-check` found
+  # that they change training; CUDA_GRAPHS=false (env) turns them off in any case
+  [ "${CUDA_GRAPHS:-$($PYTHON bench.py --cuda-graphs)}" = false ] && GRAPHS="--cuda_graphs false"
 else
   GPUS=1; JOBS=$($PYTHON -c "import os; print(max(1, os.cpu_count()))"); THREADS=1
   # the paper scale on a CPU would take weeks, and each stopped run leaves a state file of up to
@@ -230,7 +235,7 @@ cell() {  # cell TAG ARGS...: list a run (bench.py --todo drops those already do
   # The recipes build on each other ($BASE $RETRIEVE --lr 1e-4), so a flag can come twice.
   # mixit.py takes the last value; the line keeps only that one, in its place, so that it reads
   # (in --list, a Slurm queue, a log) as what runs. From the end: a flag's values follow it.
-  local words=("$@" $DTYPE $SMOKE) kept=() group=() seen=" " i
+  local words=("$@" $DTYPE $SMOKE ${GRAPHS:-}) kept=() group=() seen=" " i
   for ((i = ${#words[@]} - 1; i >= 0; i--)); do
     group=("${words[i]}" "${group[@]}")
     [[ ${words[i]} == --* ]] || continue  # a value: its flag is further left

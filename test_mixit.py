@@ -1354,6 +1354,52 @@ def test_pack_copies_wait_for_each_other_before_they_time(tmp_path, monkeypatch)
     assert time.perf_counter() - t0 >= 0.3 and len(list(tmp_path.iterdir())) == 2
 
 
+def test_graphs_check_traces_every_step_and_fails_on_a_stale_batch_lr_or_loss(tmp_path, monkeypatch):
+    """bench.py --graphs-check's pieces. A traced run writes one row per training step: its
+    batch's digest (a new batch each step under --resample), the learning rate of the schedule
+    and the loss. The verdict passes identical runs and fails a run with graphs that replays an
+    old batch or an old learning rate, or whose losses differ by more than two runs without
+    graphs do and more than bf16's rounding; a gap inside that noise passes. run_all.sh's
+    --cuda_graphs on a GPU (bench.py --cuda-graphs) follows the latest check."""
+    import bench
+    monkeypatch.setattr(mixit, "train_step", mixit.train_step)  # traced_run wraps it: restored after
+    path = tmp_path / "trace.json"
+    bench.traced_run(BASE_FLAGS + ["--task", "copy", "--task_size", "4", "--batch_size", "8",
+                                   "--steps", "6", "--warmup", "3", "--resample", "--eval_interval", "3"],
+                     str(path))
+    trace = json.loads(path.read_text())
+    cfg = mixit.resolve_config(mixit.parse_args(BASE_FLAGS + ["--task", "copy", "--steps", "6", "--warmup", "3"]))
+    assert [row[1] for row in trace["steps"]] == [mixit.get_lr(s, cfg) for s in range(6)]
+    assert len({row[0] for row in trace["steps"]}) == 6 and all(row[2] > 0 for row in trace["steps"])
+    assert [h["step"] for h in trace["history"]] == [0, 3, 6]
+
+    def verdict(graphs, again=None):
+        return bench.graphs_verdict({"graphs": graphs, "eager": trace, "eager-again": again or trace})
+    assert verdict(trace)["same"] and verdict(trace)["first_other_batch"] is None
+
+    def planted(step, field, value):  # the trace with one step's field replaced
+        rows = [list(r) for r in trace["steps"]]
+        rows[step][field] = value(rows)
+        return {**trace, "steps": rows}
+    stale = verdict(planted(4, 0, lambda rows: rows[3][0]))  # step 4 replays step 3's batch
+    assert not stale["same"] and stale["first_other_batch"] == 4
+    stale_lr = verdict(planted(5, 1, lambda rows: rows[4][1]))
+    assert not stale_lr["same"] and stale_lr["first_other_lr"] == 5
+    gap = 3 * bench.BF16_EPS  # a loss 3 bf16 roundings off at step 2
+    off = planted(2, 2, lambda rows: rows[2][2] * (1 + gap))
+    assert not verdict(off)["same"] and verdict(off)["loss_gap"] == pytest.approx(gap)
+    assert verdict(off, again=off)["same"]  # the runs without graphs differ as much: noise
+    assert verdict(planted(2, 2, lambda rows: rows[2][2] * (1 + bench.BF16_EPS / 2)))["same"]
+    assert not verdict({**trace, "steps": trace["steps"][:5]})["same"]  # a step missing
+
+    records = tmp_path / "gpu.jsonl"
+    assert bench.graphs_safe(str(records))  # no check yet: graphs on
+    for t, same in (("2026-01-02", False), ("2026-01-01", True)):  # the newer one counts
+        runtime.append_record(str(records), {"config": {"tag": "gpu/graphs-check"}, "time": t,
+                                             "graphs_check": {"same": same}})
+    assert not bench.graphs_safe(str(records))
+
+
 def test_no_file_imports_a_file_that_imports_it():
     """The project's files import one way only (tasks <- runtime <- mixit <- bench, figures <-
     report; records, which reads the run records, imports tasks alone): a reader can read mixit.py

@@ -112,7 +112,7 @@ LOGS=results/logs/$NAME  # one folder per results file: they share their tags
 # by default as many as did the most work at once in `bench.py --pack` (`8` before it has run)
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   GPUS=$(nvidia-smi -L | wc -l); JOBS=$((GPUS * ${PER_GPU:-$($PYTHON bench.py --per-gpu)})); THREADS=4
-  # CUDA graphs (mixit.py's default on one GPU) unless the latest `bench.py --graphs-check` found
+  # CUDA graphs (mixit.py's default outside torchrun) unless the latest `bench.py --graphs-check` found
   # that they change training; CUDA_GRAPHS=false (env) turns them off in any case
   [ "${CUDA_GRAPHS:-$($PYTHON bench.py --cuda-graphs)}" = false ] && GRAPHS="--cuda_graphs false"
 else

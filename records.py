@@ -596,9 +596,10 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,
 # superseded runs too: the way to cite a run of an earlier recipe, e.g.
 # t6/add/mixit-L2[lr=1e-3&n_head=64] or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
-# number of the record's `final`, of the record itself, of its `profile` or `pack` (bench.py
-# --profile, --pack) or of its config (acc, loss, bits_per_param, wall_s, steps, mixit_mult,
-# ...), `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the
+# number of the record's `final`, of the record itself, of its `profile`, `pack` or
+# `graphs_check` (bench.py --profile, --pack, --graphs-check) or of its config (acc, loss,
+# bits_per_param, wall_s, steps, mixit_mult, ...), `check:RUN` (a graphs check's run's accuracy
+# at its end), `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the
 # accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or more), `qk_bound`
 # (the % of the run's Standard step FLOPs that freezing W_Q, W_K can save: bench.frozen_qk_bound),
 # `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
@@ -639,9 +640,12 @@ def record_values(r, key):
         return [hit["step"] if hit else math.nan]
     if at:
         return [h[base] for h in r["history"] if h["step"] == int(at)]
-    # a run's final result, the record itself, a profile's or a --pack's figures, the config
+    if kind == "check":  # a graphs check's (bench.py --graphs-check) run: its last accuracy
+        return [r["graphs_check"]["acc"][arg][-1][1]]
+    # a run's final result, the record itself, a profile's, a --pack's or a graphs check's
+    # figures, the config
     v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),
-                                r["config"]) if base in d), None)
+                                r.get("graphs_check", {}), r["config"]) if base in d), None)
     return [] if v is None else [v]
 
 
@@ -703,15 +707,18 @@ def number(spec, records_of, record_values=record_values):
         raise ValueError(f"'{spec}': the matching records have no {key}")
     base = key.partition("@")[0]
     d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
-    values = [v * 100 if base in PERCENT else v for v in values]
+    percent = base in PERCENT or base.startswith("check:")
+    values = [v * 100 if percent else v for v in values]
     # a benchmark's figure is per machine: one that pools machines names them
     machines = sorted({r.get("device_name") or "?" for r in runs})
     pooled = (f" (pooled over {', '.join(machines)})"
               if base.startswith(("speedup:", "ms:", "samples:")) and len(machines) > 1 else "")
 
-    def show(v):
+    def show(v):  # (a word, or None, as a record's device_name or a check's verdict, as it is)
+        if isinstance(v, (bool, str)) or v is None:
+            return str(v)
         return "not reached" if math.isnan(v) else f"{v:.{d}f}"
-    marks = (" †" if base in PERCENT and unstable([v / 100 for v in values]) else "") + old(runs)
+    marks = (" †" if percent and unstable([v / 100 for v in values]) else "") + old(runs)
     if fmt == "seeds":
         return ", ".join(map(show, values)) + marks + pooled
     if fmt == "range":

@@ -4398,6 +4398,26 @@ PLANTED_PROSE = [
 ]
 
 
+def test_markers_read_a_graphs_check_and_give_words_as_they_are():
+    """A marker reads a graphs check's figures (bench.py --graphs-check's record): `check:RUN`
+    is that run's accuracy at its end, in percent; its loss gaps and verdict, and a record's
+    device name, are given as they are (a word is not a number to round)."""
+    import records
+    record = {"config": {"tag": "gpu/graphs-check-x"}, "device_name": "NVIDIA H100",
+              "graphs_check": {"same": True, "loss_gap": 0.000171, "steps": 1000,
+                               "acc": {"graphs": [[0, 0.03], [1000, 0.172]],
+                                       "eager": [[0, 0.03], [1000, 0.279]]}}}
+
+    def number(spec):
+        return records.number(spec, lambda name, every=False: [record])
+    assert number("gpu gpu/graphs-check-* check:graphs") == "17.2"
+    assert number("gpu gpu/graphs-check-* check:eager mean:0") == "28"
+    assert number("gpu gpu/graphs-check-* loss_gap mean:5") == "0.00017"
+    assert number("gpu gpu/graphs-check-* steps mean:0") == "1000"
+    assert number("gpu gpu/graphs-check-* same seeds") == "True"
+    assert number("gpu gpu/graphs-check-* device_name range") == "NVIDIA H100"
+
+
 def test_a_rendered_surface_cites_its_records_by_paragraph():
     """The answer key is written by code from its records, and cites them by paragraph: a
     paragraph that names its records' tags passes, the same sentence in a paragraph that names

@@ -490,9 +490,11 @@ run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit
     limit=(timeout -k 60 "$left")
   fi
   [[ " $* " == *" --bench "* ]] || set -- "$@" --resume "$state"
+  local had; had=$(grep -c -F "\"tag\": \"$tag\"" "$OUT" || true)  # its records so far (below)
   CUDA_VISIBLE_DEVICES=$gpus OMP_NUM_THREADS=$THREADS "${limit[@]}" \
     $PYTHON $LAUNCH "$@" --tag "$tag" --out "$OUT" --examples 0 --log_interval 250 >"$log" 2>&1 || rc=$?
-  if [ $rc = 0 ]; then
+  # (a run stopped by --minutes' deadline after it wrote its record is done, not failed)
+  if [ $rc = 0 ] || [ "$(grep -c -F "\"tag\": \"$tag\"" "$OUT")" -gt "$had" ]; then
     echo "  done   $tag  ($(grep -o 'final test accuracy [0-9.]*' "$log" || echo benchmark))"
   elif [ -f "$state" ] && [ $rc = 124 -o $rc = 143 -o $rc = 130 ]; then
     echo "  paused $tag  (its state is in $state: the next call resumes it)"

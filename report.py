@@ -248,8 +248,13 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
     if not all(A(c) for c in reads):
         return ours, None, 1, "Table 5", reads
     best = max((A(c) for c in reads[1:]), key=lambda v: mean_std(v)[0])
-    return (f"{A.cells[many][0]['steps']} steps: {ours}",
-            [beyond(A(many), A(few)), over_spread(lambda x: x >= 0.9, best)], 1,
+    tests = [beyond(A(many), A(few)), over_spread(lambda x: x >= 0.9, best)]
+    # the fewest heads' cell is doubled (run_all.sh --claims, as claim 4's): until its doubling
+    # settles at Table 5's budget, the test that more heads beat fewer there is left open
+    if len(ladder(A.base, few)) > 1 and capacity_cell(A.base, few) != (few, True):
+        ours += f" ({heads[0]} head{'s' * (heads[0] > 1)}: doubling not settled, its test left open)"
+        tests[0] = None
+    return (f"{A.cells[many][0]['steps']} steps: {ours}", tests, 1,
             "Tables 5, 11" if long in reads else "Table 5", reads)
 
 
@@ -440,8 +445,9 @@ def budget_kind(cells, c):
     """'doubling settled', 'doubling not settled', 'at its ceiling', 'a loss' or 'a benchmark'
     (not bounded here) or 'budget' (read at a budget): what more steps could do to a cell a
     verdict reads."""
-    base = STEPS.sub("", c)
-    if base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED:
+    base = STEPS.sub("", c)  # a ladder: claim 4's capacity cells, or any cell doubled once
+    if (base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED
+            or len(ladder(cells, base)) > 1):
         return "doubling " + ("settled" if capacity_cell(cells, base)[1] else "not settled")
     runs = cells.get(c, [])
     if any("final" not in r for r in runs):

@@ -2384,6 +2384,30 @@ def test_a_cell_rests_on_its_budget_unless_doubling_settled_it_or_it_is_at_its_c
     assert cells["t5/add/heads1"][0]["final"]["acc"] == 0.24  # the records themselves unchanged
 
 
+def test_claim_5_leaves_more_heads_beat_fewer_open_until_the_fewest_heads_doubling_settles():
+    """Claim 5 reads Table 5's cells at Table 5's budget. Once the 1-head cell has been doubled
+    (run_all.sh --claims: t5/add/heads1-steps<N>), the test that more heads beat fewer holds
+    only where that doubling settled at Table 5's budget: while it moves, the test is open and
+    Table 13 names the cell as a doubling not settled; where it settles, the verdict stands."""
+    import report
+
+    def runs(cell, accs, steps=4000):
+        return [{"config": {"tag": f"{cell}/s{i}", "task": "add", "steps": steps, "task_size": 4},
+                 "final": {"acc": a}, "steps": steps} for i, a in enumerate(accs)]
+    cells = {"t5/add/heads1": runs("t5/add/heads1", [0.24, 0.23, 0.23]),
+             "t5/add/heads64": runs("t5/add/heads64", [1.0, 1.0, 1.0])}
+    _, tests, *_ = report.heads_help(report.Reader(cells))
+    assert tests == [True, True] and report.budget_kind(cells, "t5/add/heads1") == "budget"
+    moving = {**cells, "t5/add/heads1-steps8000": runs("t5/add/heads1-steps8000", [0.5, 0.45, 0.55], 8000)}
+    ours, tests, *_ = report.heads_help(report.Reader(moving))
+    assert tests == [None, True] and "doubling not settled" in ours
+    assert report.budget_kind(moving, "t5/add/heads1") == "doubling not settled"
+    settled = {**cells, "t5/add/heads1-steps8000": runs("t5/add/heads1-steps8000", [0.235, 0.24, 0.232], 8000)}
+    ours, tests, *_ = report.heads_help(report.Reader(settled))
+    assert tests == [True, True] and "not settled" not in ours
+    assert report.budget_kind(settled, "t5/add/heads1") == "doubling settled"
+
+
 def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_path):
     """bench.py --todo (run_all.sh) drops the rungs of a ladder that records.budget_wanted does
     not ask for yet; every other line passes."""

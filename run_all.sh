@@ -375,8 +375,9 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       done
     done
   done
-  # claim 5 reads Table 5's 1-head cell at Table 5's budget, which doubling has not tested, and
-  # that cell alone at 100% would change its verdict (Table 13): its doublings, as claim 4's
+  # claim 5 reads Table 5's fewest-heads cell at Table 5's budget, which doubling has not tested,
+  # and that cell alone raised to its ceiling would change the verdict (Table 13): its doublings,
+  # as claim 4's
   for seed in 0 1 2 3 4; do
     for B in 0 8000 16000; do  # (0: Table 5's own cell, whose seeds 0-2 Table 5 lists)
       if [ $B = 0 ]; then [ $seed -ge 3 ] || continue; rung=""; else rung="-steps$B"; fi

@@ -41,8 +41,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # (the op counter of
 import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
-from records import (NAMES, STEPS, budget_wanted, cell_of, load, pct, read_records, stale, stat,
-                     table)
+from records import (NAMES, STEPS, budget_of, budget_wanted, cell_of, load, pct, read_records,
+                     stale, stat, table)
 from runtime import (BatchPool, append_record, command_line, compiled, data_pool, environment,
                      pick_device, pick_dtype)
 
@@ -718,16 +718,24 @@ def doubling_filter(lines, records):
         rung = STEPS.search(cell_of(line.split()[0]))
         if rung:
             budgets[STEPS.sub("", cell_of(line.split()[0]))].add(int(rung.group(1)))
+    known = set()  # the ladders whose first budget is known
     for line in lines:  # each ladder's first budget: the base cell's own --steps
         tag, *argv = line.split()
         if cell_of(tag) in budgets:
             budgets[cell_of(tag)].add(int(argv[argv.index("--steps") + 1]))
+            known.add(cell_of(tag))
     cells = load(records) if budgets else {}
+    for base in set(budgets) - known:  # a base left out of the list (ONLY=): its records' budget
+        if base in cells:
+            budgets[base].add(budget_of(cells[base]))
+            known.add(base)
 
     def wanted(tag, argv):
         base = STEPS.sub("", cell_of(tag))
         if base not in budgets:
             return True
+        if base not in known:
+            return False  # neither listed nor run: its first budget, and so the rule, is unknown
         steps, seed = int(argv[argv.index("--steps") + 1]), int(tag.rsplit("/s", 1)[1])
         return budget_wanted(cells, base, sorted(budgets[base]), steps, seed)
     return wanted

@@ -2423,6 +2423,19 @@ def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_
     left = [line.split()[0] for line in bench.todo(str(tmp_path / "jobs"), str(records))]
     assert sorted(left) == sorted([f"c4/memorize/mixit/s{s}" for s in range(3)]
                                   + ["t4/memorize/mixit/s0"])
+    # a list that ONLY= cut down to the ladder's rungs: without the base's line its first budget
+    # comes from the base's records, and only the first doubling is asked for; with neither,
+    # no rung runs (the rule cannot place them)
+    rungs = tmp_path / "rungs"
+    rungs.write_text("".join(j for j in jobs if "-steps" in j.split()[0]))
+    assert bench.todo(str(rungs), str(records)) == []
+    for j in jobs[:9:3]:  # the base's seeds 0-2 ran
+        tag, *argv = j.split()
+        config = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(argv)))
+        runtime.append_record(str(records), {"config": {**config, "tag": tag},
+                                             "final": {"acc": 0.2}, "steps": 600})
+    left = [line.split()[0] for line in bench.todo(str(rungs), str(records))]
+    assert sorted(left) == [f"c4/memorize/mixit-steps1200/s{s}" for s in range(3)]
 
 
 def test_the_committed_readme_and_findings_match_the_records(monkeypatch, capsys):

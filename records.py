@@ -781,12 +781,16 @@ def floor_words(values, found, key):
     return f"{d:.3f} nats below the floor" if loss else f"{d:.1f} points above the floor"
 
 
+def at_target(r):  # did a run stop because it reached --stop_acc (not --patience's plateau)?
+    return "--stop_acc" in r.get("stop", {}).get("reason", "")
+
+
 def trend(runs):
     """What a cell's runs did over their last evaluation interval (see NUMBER): 'stopped at its
     target' (--stop_acc), else 'still rising' (a mean gain above CLIMBING) or 'level', and where
     the schedule had decayed there (the learning rate under TAIL of its peak, as cosine to 0 leaves
     every run's end), that the words read its tail: level there is no test of convergence."""
-    if all(r.get("stop", {}).get("reason", "").startswith("test accuracy") for r in runs):
+    if all(map(at_target, runs)):
         return "stopped at its target"
     gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
     climbing = sum(gains) / len(gains) > CLIMBING

@@ -27,9 +27,9 @@ import figures
 import tasks
 from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
-                     either, entry, final, first_at, floor, load, mean_std, number, old,
-                     outcome, over_spread, pct, read_records, record_values, same, stat, table,
-                     unsourced, unstable, comments, budget_of, capacity_cell, doubling, ladder,
+                     either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
+                     over_spread, pct, read_records, record_values, same, stat, table, unsourced,
+                     unstable, comments, at_target, budget_of, capacity_cell, doubling, ladder,
                      LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
@@ -454,8 +454,7 @@ def budget_kind(cells, c):
         return "a benchmark"
     if any(r["config"].get("task") == "lm" for r in runs):
         return "a loss"
-    if runs and all(r["final"]["acc"] >= CEILING or r.get("stop", {}).get("reason", "")
-                    .startswith("test accuracy") for r in runs):
+    if runs and all(r["final"]["acc"] >= CEILING or at_target(r) for r in runs):
         return "at its ceiling"
     return "budget"
 

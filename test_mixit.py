@@ -2240,6 +2240,8 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
     records += [run(f"x/wide/s{i}", [0.5, a]) for i, a in enumerate([0.80, 0.99, 0.90])]
     records += [run("x/one/s0", [0.3, 0.6]), run("x/flat/s0", [0.6, 0.605]),
                 run("x/solved/s0", [0.3, 1.0], "test accuracy 1.0 reached --stop_acc 0.999"),
+                run("x/plateau/s0", [0.6, 0.604], "test accuracy rose by 0.0040 (at most "
+                    "--min_delta 0.01) in the last 100 steps"),  # --patience: no target reached
                 # ten intervals: the last one starts at 2.4% of the peak learning rate
                 run("x/tail/s0", [0.1] * 9 + [0.6, 0.605]), run("x/tailrise/s0", [0.1] * 10 + [0.3])]
     with open("results/extra.jsonl", "w") as f:
@@ -2262,6 +2264,7 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
     assert word("x/tailrise acc trend") == ("still rising over its last evaluation interval, at "
                                             "its schedule's tail")
     assert word("x/solved acc trend") == "stopped at its target"
+    assert word("x/plateau acc trend") == "level over its last evaluation interval"
     planted = "Wide is <!--= extra x/wide acc vs:x/high -->above<!--/--> high.\n"
     assert report.fill_numbers(planted, "README.md") != planted  # --check compares these two
     assert not report.UNFOUND
@@ -2369,13 +2372,17 @@ def test_a_cell_rests_on_its_budget_unless_doubling_settled_it_or_it_is_at_its_c
     cells = {"t3/add/standard": runs("t3/add/standard", [1.0, 0.997, 0.999]),
              "t5/add/heads1": runs("t5/add/heads1", [0.24, 0.25, 0.23]),
              "t3/dyck/mixit": runs("t3/dyck/mixit", [0.9]),
-             "t3/dyck/standard": runs("t3/dyck/standard", [0.99, 0.995], "test accuracy 0.99 reached"),
+             "t3/dyck/standard": runs("t3/dyck/standard", [0.99, 0.995],
+                                      "test accuracy 0.9950 reached --stop_acc 0.99"),
+             # --patience stopped it where it levelled off: no target, so it could still rise
+             "t3/dyck/frozen_qk": runs("t3/dyck/frozen_qk", [0.9], "test accuracy rose by 0.0020 "
+                                       "(at most --min_delta 0.01) in the last 300 steps"),
              "t2/lm/mixit": runs("t2/lm/mixit", [0.3], task="lm"),
              **ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.18, 0.19, 0.185])}
     kind = lambda c: report.budget_kind(cells, c)  # noqa: E731
     assert kind("t3/add/standard") == "at its ceiling"  # 99.7% and up: no room to rise
     assert kind("t3/dyck/standard") == "at its ceiling"  # each seed stopped at its target
-    assert kind("t3/dyck/mixit") == "budget"
+    assert kind("t3/dyck/mixit") == kind("t3/dyck/frozen_qk") == "budget"
     assert kind("t5/add/heads1") == "budget" and kind("t2/lm/mixit") == "a loss"
     assert kind("c4/memorize/mixit") == kind("c4/memorize/mixit-steps12000") == "doubling not settled"
     up = report.raised(cells["t5/add/heads1"])

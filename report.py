@@ -201,28 +201,32 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     """Claim 4 reads Table 11's capacity cells (`run_all.sh --claims`), each at the budget its
     doubling settled (Table 12, records.read_budget) with READ_SEEDS seeds; where a cell has not
     settled, or lacks those seeds, the row shows where it stands and gives no verdict. Without
-    those cells (the paper scale), Table 4's."""
-    if not A("c4/memorize/standard"):
-        b = {v: A(f"t4/memorize/{v}", "bits_per_param") for v in CAPACITY}
-        ours = " / ".join(A.text(f"t4/memorize/{v}", "bits_per_param", 1, 2) for v in b)
-        reads = [f"t4/memorize/{v}" for v in b]
+    those cells (the paper scale), Table 4's: at their budget until one of them has been doubled
+    (run_all.sh lists t4/memorize/ROW-steps<N>), then by the same rule."""
+    table = "c4" if A("c4/memorize/standard") else "t4"
+    cells = {v: f"{table}/memorize/{v}" for v in CAPACITY}
+    where = "Tables 11, 12" if table == "c4" else "Table 4"
+    if table == "t4" and all(len(ladder(A.cells, c)) < 2 for c in cells.values()):
+        b = {v: A(c, "bits_per_param") for v, c in cells.items()}
+        ours = " / ".join(A.text(c, "bits_per_param", 1, 2) for c in cells.values())
+        reads = list(cells.values())
         if not all(b.values()):
-            return ours + " bits/param", None, 2, "Table 4", reads
+            return ours + " bits/param", None, 2, where, reads
         return (f"{ours} bits/param (memorize-{config_of(A.cells, 't4/')}, read at a budget)",
-                capacity_tests(b), 2, "Table 4", reads)
-    read = {v: capacity_cell(A.cells, f"c4/memorize/{v}") for v in CAPACITY}
+                capacity_tests(b), 2, where, reads)
+    read = {v: capacity_cell(A.cells, c) for v, c in cells.items()}
     reads = [c for c, _ in read.values() if c]
     ours = " / ".join(f"{A.text(c, 'bits_per_param', 1, 2)} ({budget_of(A.cells[c])})"
                       for c, _ in read.values() if c)
-    ours += f" bits/param (steps) (memorize-{config_of(A.cells, 'c4/')})"
+    ours += f" bits/param (steps) (memorize-{config_of(A.cells, table + '/')})"
     moving = [NAMES[v] for v, (c, settled) in read.items() if not settled]
     few = [NAMES[v] for v, (c, settled) in read.items() if settled and len(A(c)) < READ_SEEDS]
     if moving or few:
         ours += ("; doubling has not settled: " + ", ".join(moving) if moving else "") + (
             f"; fewer than {READ_SEEDS} seeds at the budget read: " + ", ".join(few) if few else "")
-        return ours, None, 2, "Tables 11, 12", reads
+        return ours, None, 2, where, reads
     b = {v: A(c, "bits_per_param") for v, (c, _) in read.items()}
-    return ours, capacity_tests(b), 2, "Tables 11, 12", reads
+    return ours, capacity_tests(b), 2, where, reads
 
 
 def capacity_tests(b):  # claim 4's rule on {variant: bits per parameter of each seed}

@@ -2356,6 +2356,18 @@ def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     ours, tests, *_, reads = report.capacity_order(report.Reader(cells))
     assert tests is not None and "c4/memorize/mixit-steps12000" in reads
     assert "c4/memorize/standard" in reads and "(12000)" in ours
+    # the paper scale (no c4 cells): Table 4's cells at their budget until one is doubled, then
+    # by the same rule
+    paper = {c.replace("c4/", "t4/"): [{**r, "config": {**r["config"], "tag": r["config"]["tag"]
+                                                         .replace("c4/", "t4/")}} for r in runs]
+             for c, runs in cells_for({v: dict(s6000=flat["s6000"][:3]) for v in report.CAPACITY}).items()}
+    ours, tests, *_, reads = report.capacity_order(report.Reader(paper))
+    assert tests is not None and "read at a budget" in ours and "t4/memorize/mixit" in reads
+    paper["t4/memorize/mixit-steps12000"] = [
+        {"config": {"tag": f"t4/memorize/mixit-steps12000/s{s}", "steps": 12000, "task_size": 128},
+         "final": {"acc": 0.4, "bits_per_param": 4.0}} for s in range(3)]
+    ours, tests, *_ = report.capacity_order(report.Reader(paper))  # the others wait for theirs
+    assert tests is None and "doubling has not settled: Standard, Frozen-QK, MixiT, Frozen-MLP" in ours
 
 
 def test_a_cell_rests_on_its_budget_unless_doubling_settled_it_or_it_is_at_its_ceiling():

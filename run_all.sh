@@ -323,6 +323,15 @@ capacity_args() {  # the rows of claim 4's capacity cells: variants, the block s
     *) echo "--variant $1" ;;
   esac
 }
+doublings() {  # doublings CELL "B ..." ARGS...: CELL-steps<B> for each budget B, and CELL's seeds
+  # 3-4 (its table lists seeds 0-2), each run only once the doubling rule asks for it (bench.py
+  # --todo: records.budget_wanted), as claim 4's ladder below
+  local base=$1 budgets=$2 seed B; shift 2
+  for seed in 0 1 2 3 4; do
+    [ $seed -lt 3 ] || cell "$base/s$seed" "$@" --seed $seed
+    for B in $budgets; do cell "$base-steps$B/s$seed" "$@" --steps $B --seed $seed; done
+  done
+}
 if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   for seed in $(seq 0 $(( ${N_SEEDS_GIVEN:-3} - 1 ))); do
     for v in standard frozen_qk; do
@@ -376,29 +385,17 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     done
   done
   # claim 5 reads Table 5's fewest-heads cell at Table 5's budget, which doubling has not tested,
-  # and that cell alone raised to its ceiling would change the verdict (Table 13): its doublings,
-  # as claim 4's
-  for seed in 0 1 2 3 4; do
-    for B in 0 8000 16000; do  # (0: Table 5's own cell, whose seeds 0-2 Table 5 lists)
-      if [ $B = 0 ]; then [ $seed -ge 3 ] || continue; rung=""; else rung="-steps$B"; fi
-      cell "t5/add/heads1$rung/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 1 ${rung:+--steps $B} --seed $seed
-    done
-  done
+  # and that cell alone raised to its ceiling would change the verdict (Table 13)
+  doublings t5/add/heads1 "8000 16000" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 1
   for seed in 0 1 2; do
     cell "c4/memorize/standard_mixblock/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 $(capacity_args standard_mixblock) --seed $seed
   done
 fi
 # claim 4 at the paper scale reads Table 4's cells, each run to its plateau (--patience) within a
-# budget: that budget too is doubled, as --claims doubles claim 4's (t4/memorize/ROW-steps<N>;
-# bench.py --todo asks for each budget, and for seeds 3-4, once the doubling rule does)
+# budget: that budget too is doubled, as --claims doubles claim 4's
 if [ $SCALE = paper ] || [ $SCALE = paper-smoke ]; then
-  for seed in 0 1 2 3 4; do
-    for B in 0 30000 60000; do  # (0: Table 4's own cell; the tables above list its seeds 0-2)
-      if [ $B = 0 ]; then [ $seed -ge 3 ] || continue; rung=""; else rung="-steps$B"; fi
-      for row in standard frozen_qk mixit frozen_mlp mixit-shipped; do
-        cell "t4/memorize/$row$rung/s$seed" $MEM --task memorize $(capacity_args $row) ${rung:+--steps $B} --seed $seed
-      done
-    done
+  for row in standard frozen_qk mixit frozen_mlp mixit-shipped; do
+    doublings "t4/memorize/$row" "30000 60000" $MEM --task memorize $(capacity_args $row)
   done
 fi
 # --- the studies beyond the paper (--studies): each row of a table is a cell, seeds 0-2 ----------

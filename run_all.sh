@@ -323,9 +323,10 @@ capacity_args() {  # the rows of claim 4's capacity cells: variants, the block s
     *) echo "--variant $1" ;;
   esac
 }
-doublings() {  # doublings CELL "B ..." ARGS...: CELL-steps<B> for each budget B, and CELL's seeds
-  # 3-4 (its table lists seeds 0-2), each run only once the doubling rule asks for it (bench.py
-  # --todo: records.budget_wanted), as claim 4's ladder below
+doublings() {  # doublings CELL "B ..." ARGS...: CELL-steps<B> for each budget B, and the seeds of
+  # CELL that its table does not list (records.READ_SEEDS at the budget a verdict reads), each run
+  # only once the doubling rule asks for it (bench.py --todo: records.budget_wanted), as claim 4's
+  # ladder below
   local base=$1 budgets=$2 seed B; shift 2
   for seed in 0 1 2 3 4; do
     [ $seed -lt 3 ] || cell "$base/s$seed" "$@" --seed $seed

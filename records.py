@@ -533,6 +533,10 @@ def ladder(cells, base):
     return sorted(rungs)
 
 
+def doubled(cells, base):  # has a doubling of the cell run (a base-steps<N> cell with runs)?
+    return any(runs and STEPS.search(c) and STEPS.sub("", c) == base for c, runs in cells.items())
+
+
 def doubling(a, b):
     """What doubling a cell's budget did, from its seeds' final accuracies at B (a) and 2B (b):
     'settled' (the mean moved less than the larger spread, or SETTLED points), 'moved', 'noisy'

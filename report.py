@@ -29,8 +29,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
-                     unstable, comments, at_target, budget_of, capacity_cell, doubling, ladder,
-                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
+                     unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
+                     ladder, LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -206,7 +206,7 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     table = "c4" if A("c4/memorize/standard") else "t4"
     cells = {v: f"{table}/memorize/{v}" for v in CAPACITY}
     where = "Tables 11, 12" if table == "c4" else "Table 4"
-    if table == "t4" and all(len(ladder(A.cells, c)) < 2 for c in cells.values()):
+    if table == "t4" and not any(doubled(A.cells, c) for c in cells.values()):
         b = {v: A(c, "bits_per_param") for v, c in cells.items()}
         ours = " / ".join(A.text(c, "bits_per_param", 1, 2) for c in cells.values())
         reads = list(cells.values())
@@ -255,7 +255,7 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
     tests = [beyond(A(many), A(few)), over_spread(lambda x: x >= 0.9, best)]
     # the fewest heads' cell is doubled (run_all.sh --claims, as claim 4's): until its doubling
     # settles at Table 5's budget, the test that more heads beat fewer there is left open
-    if len(ladder(A.base, few)) > 1 and capacity_cell(A.base, few) != (few, True):
+    if doubled(A.base, few) and capacity_cell(A.base, few) != (few, True):
         ours += f" ({heads[0]} head{'s' * (heads[0] > 1)}: doubling not settled, its test left open)"
         tests[0] = None
     return (f"{A.cells[many][0]['steps']} steps: {ours}", tests, 1,
@@ -451,7 +451,7 @@ def budget_kind(cells, c):
     verdict reads."""
     base = STEPS.sub("", c)  # a ladder: claim 4's capacity cells, or any cell doubled once
     if (base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED
-            or len(ladder(cells, base)) > 1):
+            or doubled(cells, base)):
         return "doubling " + ("settled" if capacity_cell(cells, base)[1] else "not settled")
     runs = cells.get(c, [])
     if any("final" not in r for r in runs):

@@ -8,6 +8,9 @@ Speed: time training steps of every variant, and the same step in Hugging Face f
                                             # one step taken apart: ops, kernels, GPU-busy time
     python bench.py --pack 1,4,8,16 --task induction --task_size 64 --n_embd 512
                                             # P runs at once on one GPU: samples/s in all
+    python bench.py --graphs-check --task induction --task_size 64 --n_embd 512 --steps 1000
+                                            # do CUDA graphs change training? (one recipe, three
+                                            # runs: with graphs, and twice without)
 
 `python bench.py` times full training steps (data, forward, backward, clipping, AdamW) and
 prints ms/step, samples/s, tokens/s and, on a known GPU, the model FLOP utilization against its
@@ -935,6 +938,8 @@ if __name__ == "__main__":
         except tasks.UsageError as e:
             sys.exit(f"error: {e}")
     elif sys.argv[1:2] == ["--graphs-trace"]:  # graphs_check's child: --graphs-trace PATH [flags]
+        if len(sys.argv) < 3:
+            sys.exit("error: bench.py --graphs-trace PATH [mixit flags]: the trace's file first")
         with command_line():
             traced_run(sys.argv[3:], sys.argv[2])
     elif sys.argv[1:2] == ["--cuda-graphs"]:  # run_all.sh on a GPU: true unless a check failed

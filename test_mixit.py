@@ -2688,15 +2688,15 @@ def clock_repo(tmp_path, measured_ms):
 def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_path):
     """`run_all.sh --minutes M` on the test's clock: of three smoke runs, the short one finishes
     and writes its record, the long one (16 layers, width 256) gets SIGTERM at the end of the
-    call, saves its state and is reported paused, and the third, which the queue prices at more
-    than the time left when it would start, does not start. The next call starts nothing twice:
-    it resumes the long run from the step where it stopped."""
+    call, saves its state and is reported paused, and the third, whose price fits the time left
+    when it would start but not with a quarter of it to spare, does not start. The next call
+    starts nothing twice: it resumes the long run from the step where it stopped."""
     # A 3-minute call's budget is 150 s (30 s are kept to save state). run_all.sh reads the clock
     # once to start and once per run it considers (10 s a read): the third run, measured at
-    # 6.5 s a step (16 s to start + 20 steps = 146 s), fits the budget but not the 120 s or less
-    # left when it is considered. The test ends each call (the clock moved past every deadline)
-    # once the short run has written its record and the long one is training.
-    repo, call, clock = clock_repo(tmp_path, 6500.0)
+    # 4.2 s a step (16 s to start + 20 steps = 100 s), fits the time left when it is considered,
+    # but not with the quarter to spare (125 s). The test ends each call (the clock moved past
+    # every deadline) once the short run has written its record and the long one is training.
+    repo, call, clock = clock_repo(tmp_path, 4200.0)
     short, long, later = "t3/add/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
     records = repo / "results" / "smoke.jsonl"
     state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"

@@ -496,6 +496,7 @@ RUN_START_S = 16.0
 MFU = 0.16
 PACKING_SPEEDUP = {1: 1.0, 2: 1.8, 4: 3.5, 8: 6.0}
 CALL_MINUTES = 9  # one call of a lent GPU (at most 10 minutes): run_all.sh --minutes 9
+SPARE = 1.25  # run_all.sh --minutes starts a run only where its price, a quarter more, fits (todo)
 QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
 
 
@@ -618,9 +619,10 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
           f"(a run's shape priced by its step time in a record where one ran, else by the model): "
           f"about {minutes / per_gpu:.0f} min on a GPU with PER_GPU={per_gpu}")
     # a lent GPU call: --minutes 9, less the 30 s its runs get to save their state
-    too_long = [(line.split()[0], m) for line, m in left if m > CALL_MINUTES - 0.5]
+    # (run_all.sh starts a run with SPARE of its price to spare: todo)
+    too_long = [(line.split()[0], m) for line, m in left if m * SPARE > CALL_MINUTES - 0.5]
     if too_long:
-        print(f"{len(too_long)} runs are priced longer than one {CALL_MINUTES}-minute call, so "
+        print(f"{len(too_long)} runs are priced too long for one {CALL_MINUTES}-minute call, so "
               "run_all.sh --minutes never starts them alone: " + ", ".join(
                   f"{t} {m:.0f} min" for t, m in too_long) + ". Each fits once another seed of "
               "its cell has a record that stopped early (priced at twice its steps), or in pieces "
@@ -778,11 +780,13 @@ def queue(joblist, records, price=False, models=None):
 
 def todo(joblist, records, estimates=""):
     """The lines of a job list still to run (see queue). With estimates, writes 'tag minutes'
-    per line there, for run_all.sh --minutes."""
+    per line there, for run_all.sh --minutes: the minutes a run must have left to start, its
+    price with SPARE to spare (a price is one earlier run's pace, and a run that misses the
+    call's deadline pauses, its state lost with the machine)."""
     left = queue(joblist, records, price=bool(estimates))
     if estimates:
         with open(estimates, "w") as f:
-            f.write("".join(f"{line.split()[0]} {minutes:.2f}\n" for line, minutes in left))
+            f.write("".join(f"{line.split()[0]} {SPARE * minutes:.2f}\n" for line, minutes in left))
     return [line for line, _ in left]
 
 

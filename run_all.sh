@@ -501,12 +501,12 @@ run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit
     local left=$((STOP_AT - $(date +%s))) need
     need=$(awk -v t="$tag" '$1 == t {print int($2 * 60 + 0.5)}' "$JOBLIST.est"); need=${need:-0}
     [ -f "$state" ] && need=60  # a half-finished cell goes on from its last evaluation
-    # a cell that cannot finish in this call, with a quarter of its estimate to spare (the
-    # estimate is one earlier run's pace, and a run that misses the deadline pauses), is not
-    # started (its state would leave with the machine), unless PIECES=1 says a second call
-    # follows: then one longer than the whole call starts with at least half of it left
-    if [ "$left" -lt 60 ] || { [ $((need + need / 4)) -gt "$left" ] && { [ -z "${PIECES:-}" ] || [ "$need" -le "$BUDGET" ] || [ $((2 * left)) -lt "$BUDGET" ]; }; }; then
-      echo "  later  $tag  (about $(( (need + 59) / 60 )) min, $((left / 60)) min left)"; return 0
+    # a cell that cannot finish in this call (need: its price with bench.SPARE to spare, as
+    # bench.py --todo writes it) is not started (its state would leave with the machine),
+    # unless PIECES=1 says a second call follows: then one longer than the whole call starts
+    # with at least half of it left
+    if [ "$left" -lt 60 ] || { [ "$need" -gt "$left" ] && { [ -z "${PIECES:-}" ] || [ "$need" -le "$BUDGET" ] || [ $((2 * left)) -lt "$BUDGET" ]; }; }; then
+      echo "  later  $tag  (needs about $(( (need + 59) / 60 )) min, $((left / 60)) min left)"; return 0
     fi
     limit=(timeout -k 60 "$left")
   fi

@@ -241,7 +241,8 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
         return "not run yet", None, 1, "Table 5", []
     few, many, long = f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"
     reads = [few, many] + [long] * bool(final(A.base, long))
-    ours = (f"{heads[0]} heads {A.text(few)} → {heads[-1]} heads {A.text(many)}"
+    one = f"{heads[0]} head" + "s" * (heads[0] > 1)
+    ours = (f"{one} {A.text(few)} → {heads[-1]} heads {A.text(many)}"
             + (f"; 64 heads, {A.base[long][0]['steps']} steps: {A.text(long)}" if long in reads
                else ""))
     # the head counts between the two it compares are not read, but an unsettled one is named
@@ -256,7 +257,7 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
     # the fewest heads' cell is doubled (run_all.sh --claims, as claim 4's): until its doubling
     # settles at Table 5's budget, the test that more heads beat fewer there is left open
     if doubled(A.base, few) and capacity_cell(A.base, few) != (few, True):
-        ours += f" ({heads[0]} head{'s' * (heads[0] > 1)}: doubling not settled, its test left open)"
+        ours += f" ({one}: doubling not settled, its test left open)"
         tests[0] = None
     return (f"{A.cells[many][0]['steps']} steps: {ours}", tests, 1,
             "Tables 5, 11" if long in reads else "Table 5", reads)

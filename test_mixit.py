@@ -4182,10 +4182,12 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
 
+    def texts():  # each run's log so far
+        return {f[:-4]: open(os.path.join(logs, f)).read()
+                for f in (os.listdir(logs) if os.path.isdir(logs) else [])}
+
     def training():  # the runs whose log shows their first evaluation and no final line
-        texts = {f[:-4]: open(os.path.join(logs, f)).read()
-                 for f in (os.listdir(logs) if os.path.isdir(logs) else [])}
-        return {name for name, text in texts.items()
+        return {name for name, text in texts().items()
                 if "step     0 |" in text and "final test accuracy" not in text}
 
     p = start()
@@ -4209,7 +4211,8 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
     # a state for each run stopped midway, and for no finished one
     stopped, kept_states = training(), {s[:-3] for s in states}
     assert stopped and stopped <= kept_states, (stopped, states)
-    assert not kept_states & ({f[:-4] for f in os.listdir(logs)} - stopped), states
+    finished = {name for name, text in texts().items() if "final test accuracy" in text}
+    assert not kept_states & finished, (states, finished)
     after = set(os.listdir(ckpt)) if os.path.isdir(ckpt) else set()
     assert not {f for f in after - before if "ex1" in f}
     saved = {s: runtime.load_checkpoint(os.path.join(resume, s)) for s in states}

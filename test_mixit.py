@@ -2608,11 +2608,12 @@ def test_queue_runs_claims_first_and_reruns_a_cell_only_when_its_recipe_changed(
     order = [line.split()[0] for line in bench.todo(str(jobs), str(records), str(est))]
     assert order == ["t1/add/a/s0", "t3/add/changed/s0", "t3/add/b/s0", "t1/add/a/s1", "t9/add/x/s0"]
     assert [line.split()[0] for line in est.read_text().splitlines()] == order
-    # every run left has the measured shape: 16 s to start plus 100 steps of 600 ms, in minutes
-    assert {line.split()[1] for line in est.read_text().splitlines()} == {f"{76 / 60:.2f}"}
+    # every run left has the measured shape: 16 s to start plus 100 steps of 600 ms, in minutes,
+    # written with bench.SPARE to spare (the time a run must have left to start)
+    assert {line.split()[1] for line in est.read_text().splitlines()} == {f"{bench.SPARE * 76 / 60:.2f}"}
     records.write_text("")  # no measurement: the model's floor of 9 ms a step
     bench.todo(str(jobs), str(records), str(est))
-    assert f"{(bench.RUN_START_S + 0.9) / 60:.2f}" in est.read_text().split()
+    assert f"{bench.SPARE * (bench.RUN_START_S + 0.9) / 60:.2f}" in est.read_text().split()
 
 
 CLOCK_TICK = 10  # seconds the test's clock moves on at each `date +%s` that run_all.sh reads

@@ -10,6 +10,7 @@ mixit.py imports this file, and this file imports nothing of the project but tas
 import argparse
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -488,6 +489,12 @@ def _bool(s):
 
 def flags(config_class, argv, description, epilog):
     """argv -> the dict of the settings actually given (the rest keep their defaults)."""
+    return vars(parser(config_class, description, epilog).parse_args(argv))
+
+
+@functools.lru_cache(maxsize=None)  # built once: bench.py --plan reads hundreds of job lines
+def parser(config_class, description, epilog):
+    """The command line of config_class: a flag per field, with its help string and kind."""
     p = OneLineParser(description=description, epilog=epilog)
     for f in dataclasses.fields(config_class):
         kind = {"bool": _bool, "int": int, "float": float}.get(
@@ -499,4 +506,4 @@ def flags(config_class, argv, description, epilog):
         default = "''" if default == "" else default  # an empty text, visibly
         p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar=name,
                        help=f"{f.metadata['help']} (default: {default})", **extra)
-    return vars(p.parse_args(argv))
+    return p

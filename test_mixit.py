@@ -1300,8 +1300,8 @@ def test_profile_takes_a_step_apart_and_appends_one_record(tmp_path):
 
 
 def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_path, monkeypatch):
-    """bench.py --pack: one copy of the benchmark, then (under MPS) one and two at once, one record
-    per P with their samples/s summed and whether MPS was up. PER_GPU's default (bench.py
+    """bench.py --pack: one copy of the benchmark, then (under MPS) two at once, one record per P
+    with their samples/s summed and whether MPS was up. PER_GPU's default (bench.py
     --per-gpu) is the P that got the most at Table 1's induction shape, DEFAULT_PER_GPU before
     any such record; MPS's default (bench.py --mps) is whether that best measurement ran under
     MPS (gpu_call.sh MPS=1)."""
@@ -1313,12 +1313,12 @@ def test_pack_sums_the_samples_of_runs_at_once_and_per_gpu_takes_the_best(tmp_pa
     # daemon is up), the latter's tags ending in -mps
     rows = bench.pack(flags + ["--tag", bench.PACK_SHAPE], [1])
     monkeypatch.setenv("MPS_ACTIVE", "1")
-    rows += bench.pack(flags + ["--tag", bench.PACK_SHAPE + "-mps"], [1, 2])
+    rows += bench.pack(flags + ["--tag", bench.PACK_SHAPE + "-mps"], [2])
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["config"]["tag"] for r in records] == [bench.PACK_SHAPE + suffix
-                                                     for suffix in ("-P1", "-mps-P1", "-mps-P2")]
-    assert [len(r["ms_per_step"]) for r in rows] == [1, 1, 2] and records[0]["config"]["variant"] == "standard"
-    assert [r["mps"] for r in rows] == [False, True, True]
+                                                     for suffix in ("-P1", "-mps-P2")]
+    assert [len(r["ms_per_step"]) for r in rows] == [1, 2] and records[0]["config"]["variant"] == "standard"
+    assert [r["mps"] for r in rows] == [False, True]
     best = max(rows, key=lambda r: r["samples_per_s"])
     assert bench.best_packing(str(out)) == (best["P"], best["mps"]) and not list(tmp_path.glob("*.tmp"))
 
@@ -2688,20 +2688,21 @@ def clock_repo(tmp_path, measured_ms):
 
 def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_path):
     """`run_all.sh --minutes M` on the test's clock: of three smoke runs, the short one finishes
-    and writes its record, the long one (16 layers, width 256) gets SIGTERM at the end of the
-    call, saves its state and is reported paused, and the third, whose price fits the time left
-    when it would start but not with a quarter of it to spare, does not start. The next call
-    starts nothing twice: it resumes the long run from the step where it stopped."""
+    and writes its record, the long one (width 256, 64 heads: a few times the short one's time)
+    gets SIGTERM at the end of the call, saves its state and is reported paused, and the third,
+    whose price fits the time left when it would start but not with a quarter of it to spare,
+    does not start. The next call starts nothing twice: it resumes the long run from the step
+    where it stopped."""
     # A 3-minute call's budget is 150 s (30 s are kept to save state). run_all.sh reads the clock
     # once to start and once per run it considers (10 s a read): the third run, measured at
     # 4.2 s a step (16 s to start + 20 steps = 100 s), fits the time left when it is considered,
     # but not with the quarter to spare (125 s). The test ends each call (the clock moved past
     # every deadline) once the short run has written its record and the long one is training.
     repo, call, clock = clock_repo(tmp_path, 4200.0)
-    short, long, later = "t3/add/standard/s0", "c6/add/mixit-w256-L16/s0", "t4/memorize/standard/s1"
+    short, long, later = "t3/add/standard/s0", "c6/add/mixit-w256-L2/s0", "t4/memorize/standard/s1"
     records = repo / "results" / "smoke.jsonl"
-    state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L16_s0.pt"
-    log_path = repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L16_s0.log"
+    state = repo / "results" / "ckpt" / "smoke" / "c6_add_mixit-w256-L2_s0.pt"
+    log_path = repo / "results" / "logs" / "smoke" / "c6_add_mixit-w256-L2_s0.log"
     ended = []
 
     def end_the_call_once(training):  # training: the long run's log line that says it trains
@@ -2726,7 +2727,7 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     out = call(2, f"{short}|{long}", end_the_call_once("resumed from"))
     assert short not in out and long in out and len(ended) == 2, out[:2000]  # not rerun
     log = log_path.read_text()
-    assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L16_s0.pt at step {stopped[1]}\n" in log
+    assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L2_s0.pt at step {stopped[1]}\n" in log
 
 
 def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_call_follows(tmp_path):
@@ -2734,12 +2735,21 @@ def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_cal
     2-minute call's 90 s) would be paused at the call's end and its state lost with the machine:
     --minutes does not start it, unless PIECES=1 says a second call follows on the same machine;
     then it starts with at least half the call left."""
-    repo, call, _ = clock_repo(tmp_path, 12000.0)
+    repo, call, clock = clock_repo(tmp_path, 12000.0)
     tag = "t4/memorize/standard/s1"
+    state = repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt"
     assert f"later  {tag}" in call(2, tag)
-    assert not (repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt").exists()
-    out = call(2, tag, PIECES="1")
-    assert f"later  {tag}" not in out and tag in out, out[:2000]
+    assert not state.exists()
+    log = repo / "results" / "logs" / "smoke" / "t4_memorize_standard_s1.log"
+
+    def end_the_call():  # once it trains: the call ends, as it would on the real clock
+        if log.exists() and "step     0 | test loss" in log.read_text() and not ended:
+            subprocess.run([sys.executable, tmp_path / "tick.py", clock, "1000"], check=True,
+                           timeout=60)
+            ended.append(True)
+    ended = []
+    out = call(2, tag, end_the_call, PIECES="1")
+    assert f"paused {tag}" in out and state.exists(), out[:2000]
 
 
 def test_gpu_call_keeps_every_record_when_a_call_is_sent_the_old_records(tmp_path):

@@ -30,7 +30,7 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
-                     ladder, LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
+                     ladder, read_budget, LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -792,7 +792,37 @@ def budget_rows(cells):
                    if len(final(cells, rungs[top])) < LADDER_SEEDS else
                    f"not settled; next: {2 * top} steps")
         rows.append(row)
+    if all(ladder(cells, f"c4/memorize/{v}") for v in CAPACITY):
+        rows.append([RULE_ROW] + [rule_at(cells, s) for s in budgets_tried(cells)] + ["–"])
     return rows
+
+
+RULE_ROW = ("*claim 4's rule at this budget: Standard / Frozen-QK / MixiT / Frozen-MLP, bits per "
+            "trainable parameter (a reading, not a verdict)*")
+CAPACITY_TESTS = ("Standard > Frozen-QK", "Frozen-QK ≈ MixiT", "each > Frozen-MLP")
+
+
+def rule_at(cells, steps):
+    """Table 12's last row: claim 4's rule (capacity_tests, 2 of 3 for partly) on the bits per
+    parameter of the four capacity cells at one budget, each with LADDER_SEEDS seeds there; a
+    cell whose doubling settled below that budget is read at its settled budget (more steps do
+    not move it). While any cell has not settled this is a reading at a budget: it shows
+    whether the verdict would depend on the budget, and gives none."""
+    bits = {}
+    for v in CAPACITY:
+        base = f"c4/memorize/{v}"
+        c, read = dict(ladder(cells, base)).get(steps), read_budget(cells, base)
+        if (not c or len(final(cells, c)) < LADDER_SEEDS) and read and read[1] <= steps:
+            c = read[0]
+        if not c or len(final(cells, c)) < LADDER_SEEDS:
+            return "waits for seeds"
+        bits[v] = final(cells, c, "bits_per_param")
+    tests = capacity_tests(bits)
+    shown = " / ".join("{:.2f} ± {:.2f}".format(*mean_std(b)) for b in bits.values())
+    said = [(kind, [name for name, t in zip(CAPACITY_TESTS, tests) if t is value])
+            for kind, value in (("fails", False), ("straddles", None))]
+    return f"{shown}: {outcome(tests, 2)}" + "".join(
+        f"; {kind}: {', '.join(names)}" for kind, names in said if names)
 
 
 def yelp_caption(cells):
@@ -884,7 +914,11 @@ TABLES = [
           "change of the mean (points) and what it did: settled where it moved less than the "
           f"larger of the two budgets' std or {SETTLED:g} point, noisy where a side is †, moved "
           "otherwise (records.doubling). A cell is read at the first budget whose doubling "
-          f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again.",
+          f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again. The "
+          "last row applies claim 4's rule (bits per parameter) to the four variants' cells at "
+          "each budget (a cell settled below it at its settled budget), where each has "
+          f"{LADDER_SEEDS} seeds: a reading that shows whether the verdict depends on the "
+          "budget, not a verdict.",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
     # which verdicts rest on a budget (issue 65): the cells to double next

@@ -2324,21 +2324,55 @@ def test_doubling_reads_a_cell_only_at_a_budget_that_doubling_no_longer_moves():
     assert records.read_budget(noisy, base) is None and (24000, 0) in wanted(noisy)
 
 
+def capacity_cells(accs_by_variant):
+    """ladder_cells for several variants: {variant: {s6000: [accs], ...}} -> {cell: records}."""
+    cells = {}
+    for v, budgets in accs_by_variant.items():
+        for cell, runs in ladder_cells(**budgets).items():
+            cells[cell.replace("mixit", v, 1)] = [
+                {**r, "config": {**r["config"], "tag": r["config"]["tag"].replace("mixit", v, 1)}}
+                for r in runs]
+    return cells
+
+
+def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict():
+    """Table 12's last row reads claim 4's rule on the four cells' bits per parameter at each
+    budget where all have three seeds (a cell settled below that budget at its settled one):
+    the reading can differ between budgets, as a verdict read at a budget would, while the
+    claims row gives none until every cell has settled."""
+    import report
+    cells = capacity_cells({  # accuracies; bits per parameter are 10x
+        "standard": dict(s6000=[.30, .30, .31], s12000=[.40, .40, .41], s24000=[.45, .45, .45]),
+        "frozen_qk": dict(s6000=[.25, .25, .26], s12000=[.38, .38, .37], s24000=[.44, .45, .45]),
+        "mixit": dict(s6000=[.10, .10, .11], s12000=[.36, .36, .35], s24000=[.40, .41]),
+        # settled at 6000 (12000 moved it half a point): read there at every larger budget
+        "frozen_mlp": dict(s6000=[0.15, 0.15, 0.16], s12000=[0.155, 0.155, 0.16])})
+    header = report.budgets_tried(cells)
+    row = dict(zip(header, report.budget_rows(cells)[-1][1:]))
+    assert row[6000].endswith(": not reproduced; fails: Frozen-QK ≈ MixiT, each > Frozen-MLP")
+    assert row[6000].startswith("3.03 ± 0.06 / 2.53 ± 0.06 / 1.03 ± 0.06 / 1.53 ± 0.06")
+    assert row[12000].endswith(": reproduced") and row[24000] == "waits for seeds"  # MixiT's
+    cells["c4/memorize/mixit-steps24000"] += [{**cells["c4/memorize/mixit-steps24000"][0],
+                                               "config": {"tag": "c4/memorize/mixit-steps24000/s2",
+                                                          "steps": 24000, "task_size": 128}}]
+    row = dict(zip(header, report.budget_rows(cells)[-1][1:]))
+    assert row[24000].endswith(" / 1.53 ± 0.06: partly; fails: Standard > Frozen-QK")  # F at 6000
+    ours, tests, *_ = report.capacity_order(report.Reader(cells))
+    assert tests is None and "doubling has not settled: Standard, Frozen-QK, MixiT" in ours
+    # Frozen-MLP without a settled budget: the budgets where it did not run wait for it
+    del cells["c4/memorize/frozen_mlp-steps12000"]
+    row = dict(zip(header, report.budget_rows(cells)[-1][1:]))
+    assert row[6000].endswith("not reproduced; fails: Frozen-QK ≈ MixiT, each > Frozen-MLP")
+    assert row[12000] == row[24000] == "waits for seeds"
+
+
 def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     """Claim 4 reads each cell at the budget its doubling settled, with records.READ_SEEDS seeds
     there: while one cell still moves, or lacks those seeds, the row has no tests (verdict '–')
     and says which; once all have settled it judges the cells at their read budgets."""
     import records
     import report
-
-    def cells_for(accs_by_variant):
-        cells = {}
-        for v, budgets in accs_by_variant.items():
-            for cell, runs in ladder_cells(**budgets).items():
-                cells[cell.replace("mixit", v, 1)] = [
-                    {**r, "config": {**r["config"], "tag": r["config"]["tag"].replace("mixit", v, 1)}}
-                    for r in runs]
-        return cells
+    cells_for = capacity_cells
     flat = dict(s6000=[0.30, 0.31, 0.30, 0.30, 0.31], s12000=[0.305, 0.31, 0.30])
     still = dict(s6000=[0.10, 0.11, 0.10, 0.10, 0.11], s12000=[0.20, 0.21, 0.20])
     cells = cells_for({"standard": flat, "frozen_qk": flat, "mixit": still, "frozen_mlp": flat})

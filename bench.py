@@ -11,6 +11,8 @@ Speed: time training steps of every variant, and the same step in Hugging Face f
     python bench.py --graphs-check --task induction --task_size 64 --n_embd 512 --steps 1000
                                             # do CUDA graphs change training? (one recipe, three
                                             # runs: with graphs, and twice without)
+    python bench.py --time-tests            # the README's test command, timed, into
+                                            # results/extra.jsonl (x/readme-tests)
 
 `python bench.py` times full training steps (data, forward, backward, clipping, AdamW) and
 prints ms/step, samples/s, tokens/s and, on a known GPU, the model FLOP utilization against its
@@ -906,6 +908,29 @@ def efficiency():
 
 
 # -----------------------------------------------------------------------------
+# How long the README's test command takes: `python bench.py --time-tests`, alone on the machine
+
+
+def readme_commands(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md")):
+    """The README's set-up commands, in order: the main job's, then the tests'."""
+    return re.findall(r"^```bash\n(.+?)\n```", open(path).read(), re.M | re.S)
+
+
+def time_tests(out="results/extra.jsonl"):
+    """Run the README's test command as a newcomer would (its `python`, in this folder) and append
+    its wall time to out, tagged x/readme-tests: the README renders it from there. A failing run
+    records nothing. Nothing else should run meanwhile (the time is the machine's, all cores)."""
+    command = readme_commands()[1]
+    t0 = time.time()
+    done = subprocess.run(command, shell=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+    if done.returncode:
+        raise tasks.UsageError(f"`{command}` failed (exit {done.returncode}): nothing recorded")
+    append_record(out, {"config": {"tag": "x/readme-tests", "command": command},
+                        "wall_s": round(time.time() - t0, 1), "cores": os.cpu_count(),
+                        **environment("cpu", torch.float32)})
+
+
+# -----------------------------------------------------------------------------
 # The command line
 
 
@@ -957,6 +982,11 @@ if __name__ == "__main__":
             plan(sys.argv[2], int(os.environ.get("PER_GPU") or best_per_gpu()), *sys.argv[3:5])
         except (tasks.UsageError, IndexError, OSError) as e:
             sys.exit(f"error: bench.py --plan JOBLIST [RECORDS [PRICE_OUT]]: {e}")
+    elif sys.argv[1:2] == ["--time-tests"]:  # README: the tests' run time
+        try:
+            time_tests(*sys.argv[2:3])
+        except tasks.UsageError as e:
+            sys.exit(f"error: {e}")
     elif sys.argv[1:2] == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]
         try:
             sys.stdout.write("".join(todo(*sys.argv[2:5])))

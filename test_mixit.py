@@ -2500,6 +2500,26 @@ def test_the_committed_readme_and_findings_match_the_records(monkeypatch, capsys
     assert report.check(), capsys.readouterr().out[-3000:]
 
 
+def test_ci_runs_the_readmes_test_command_and_only_a_passing_run_is_timed(tmp_path, monkeypatch):
+    """.ci/run ends with the README's test command, word for word (one source: CI tests what a
+    newcomer runs). bench.py --time-tests appends that command's wall time as x/readme-tests,
+    which the README renders; a failing command records nothing and says so in one line."""
+    import bench
+    main_job, tests = bench.readme_commands()[:2]
+    assert "mixit.py" in main_job and "pytest" in tests
+    assert open(os.path.join(HERE, ".ci", "run")).read().rstrip().splitlines()[-1] == tests
+    out = tmp_path / "extra.jsonl"
+    monkeypatch.setattr(bench, "readme_commands", lambda: [main_job, "exit 3"])
+    with pytest.raises(tasks.UsageError, match="exit 3.*nothing recorded"):
+        bench.time_tests(str(out))
+    assert not out.exists()
+    monkeypatch.setattr(bench, "readme_commands", lambda: [main_job, "sleep 0.2"])
+    bench.time_tests(str(out))
+    [record] = [json.loads(line) for line in out.open()]
+    assert record["config"] == {"tag": "x/readme-tests", "command": "sleep 0.2"}
+    assert record["wall_s"] >= 0.2 and record["cores"] == os.cpu_count()
+
+
 def test_the_queue_check_runs_python_from_its_own_interpreter_not_from_path(tmp_path, monkeypatch):
     """report.py --check lists the paper queue through run_all.sh, which runs bench.py. With a
     `python` first on PATH that cannot run anything (as a system python without torch, beside an

@@ -397,13 +397,20 @@ def clauses(sentence):
     return out + [sentence[start:]]
 
 
+# A verdict word quoted in prose ('"partly"') states a claims row's verdict by hand: the claims
+# table renders verdicts from the records, and prose points to its row instead.
+TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|unsettled)[.,]?[\"”'’]", re.I)
+
+
 def unsourced(doc, method=False, rendered=False):
     """(kind, sentence) for each sentence of a Markdown doc that breaks the rule above: 'typed
-    number', 'the paper's words hold ours', 'result without its marker', 'clause without its
-    marker', and 'a conclusion from a † or n = 1 cell' (a sentence whose marker renders † or
-    n = 1 and that goes on in a clause no marker renders, with no hypothesis mark). method=True: the whole doc says how runs are made (run_all.sh's comments), so only
-    typed numbers are read. rendered=True: code wrote the doc from the records (the answer key),
-    so each of its numbers is rendered, and the labels are read."""
+    number', 'typed verdict' (TYPED_VERDICT), 'the paper's words hold ours', 'result without its
+    marker', 'clause without its marker', and 'a conclusion from a † or n = 1 cell' (a sentence
+    whose marker renders † or n = 1 and that goes on in a clause no marker renders, with no
+    hypothesis mark). method=True: the whole doc says how runs are made (run_all.sh's
+    comments), so only typed numbers and verdicts are read. rendered=True: code wrote the doc
+    from the records (the answer key), so each of its numbers is rendered, and the labels are
+    read."""
     doc = re.sub(r"```.*?```", "", doc, flags=re.S)
     doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)  # rendered blocks
     parts = re.split(r"^#{1,6} (.*)$", doc, flags=re.M)
@@ -424,6 +431,8 @@ def unsourced(doc, method=False, rendered=False):
                         b = b[:x] + " ⟦m⟧ " + b[y:]
                 if typed_numbers(b):
                     found.append(("typed number", s))
+                elif TYPED_VERDICT.search(b):
+                    found.append(("typed verdict", s))
                 elif any(re.search(r"\b(we|our|ours|us)\b|<!--=", p, re.I) for p in paper):
                     found.append(("the paper's words hold ours", s))
                 elif (method_here or labelled or LABEL.match(s) or MARKED.search(s)
@@ -620,7 +629,8 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # learning rate near 0, where level is no test of convergence: doubling is, read_budget), or
 # "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
 # ("at the floor" where its mean ± std comes within a point of it, else "N points above the
-# floor"; for a loss, "N below the floor"). records.unsourced: a sentence about our results carries
+# floor"; for a loss, "N below the floor"), `doubling` where a ladder's doubling stands (CELL its
+# base budget: "settled at N steps", "not settled by doubling up to N steps" or "not doubled"). records.unsourced: a sentence about our results carries
 # one of these, or a label. A rendered number keeps the table's marks: † where its accuracies are
 # unstable (`unstable`), ° where a run is of an earlier recipe. `share` is read over the spread
 # (share_words), as the verdicts are. FORMAT `n` gives the seeds of each matching cell (one count,
@@ -690,6 +700,13 @@ def number(spec, records_of, record_values=record_values):
     def values_of(pattern, key=key):  # KEY's values over the runs of a cell
         return [v for r in runs_of(pattern) for v in record_values(r, key)]
     runs = runs_of(pattern)
+    if fmt == "doubling":  # where a ladder's doubling stands (read_budget), CELL its base budget
+        cells = collections.defaultdict(list)
+        for r in records_of(name):
+            cells[cell_of(r["config"]["tag"])].append(r)
+        read, (top, _) = read_budget(cells, pattern, key), capacity_cell(cells, pattern)
+        return (f"settled at {read[1]} steps" if read else "not doubled" if top == pattern
+                else f"not settled by doubling up to {budget_of(cells[top])} steps")
     if fmt == "trend":
         return trend(runs)
     if fmt == "floor":
@@ -732,7 +749,8 @@ def number(spec, records_of, record_values=record_values):
     if fmt == "mean" or len(values) == 1:
         return show(m) + marks + pooled
     if fmt != "pm":
-        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds, range, n or ran)")
+        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds, range, n, ran, trend, "
+                         "floor, doubling, vs or share)")
     return f"{show(m)} ± {show(sd)}{marks}{pooled}"
 
 

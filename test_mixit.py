@@ -2335,6 +2335,22 @@ def capacity_cells(accs_by_variant):
     return cells
 
 
+def test_the_doubling_marker_says_where_a_ladder_stands():
+    """A marker's `doubling` format renders where a cell's doubling stands, from the records:
+    not doubled, not settled by doubling up to the largest budget whose seeds all ran, or
+    settled at the budget a verdict reads (records.read_budget)."""
+    import records
+
+    def marker(**budgets):
+        runs = [r for rs in ladder_cells(**budgets).values() for r in rs]
+        return records.number("quick c4/memorize/mixit acc doubling", lambda name, every=False: runs)
+    assert marker(s6000=[0.14, 0.15, 0.13]) == "not doubled"
+    moving = dict(s6000=[0.14, 0.15, 0.13], s12000=[0.18, 0.19, 0.185])
+    assert marker(**moving) == "not settled by doubling up to 12000 steps"
+    assert marker(**moving, s24000=[0.25, 0.26]) == "not settled by doubling up to 12000 steps"
+    assert marker(**moving, s24000=[0.186, 0.190, 0.188]) == "settled at 12000 steps"
+
+
 def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict():
     """Table 12's last row reads claim 4's rule on the four cells' bits per parameter at each
     budget where all have three seeds (a cell settled below that budget at its settled one):
@@ -4516,6 +4532,8 @@ PLANTED_PROSE = [
     ("typed number", "Its seeds end near 94.1 on average."),
     ("typed number", "At width 512 (one seed) the figure is final."),
     ("typed number", "Its seeds sit near a plateau of 35-40%."),
+    # a verdict typed by hand (the claims table renders each row's)
+    ("typed verdict", 'On memorization MixiT is below Standard: "partly".'),
     # our words inside the paper's
     ("the paper's words hold ours", "**Paper.** MixiT fails retrieval (paper: Table 1, as ours "
                                     "does)."),
@@ -4569,7 +4587,7 @@ def test_check_catches_each_planted_kind_on_every_surface(surfaces, kind, senten
     for name, (text, how) in surfaces.items():
         if name == "the handout's README":
             continue  # it sets exercises (test below)
-        if how.get("method") and kind != "typed number":
+        if how.get("method") and kind not in ("typed number", "typed verdict"):
             continue
         if how.get("rendered") and kind == "typed number":
             continue  # the answer key's numbers are homework.py's, each read from the records
@@ -4579,7 +4597,8 @@ def test_check_catches_each_planted_kind_on_every_surface(surfaces, kind, senten
         assert len(planted) == 1 and f"{name}: {kind} " in planted[0], (name, found[-3:])
         hedged = doc.replace(sentence, "Hypothesis (untested): " + sentence.lstrip("*Pa.er "))
         left = [line for line in report.overclaims({name: (hedged, how)}) if "untested" in line]
-        assert len(left) == (kind in ("typed number", "the paper's words hold ours")), left
+        assert len(left) == (kind in ("typed number", "typed verdict",
+                                      "the paper's words hold ours")), left
 
 
 def test_the_committed_surfaces_pass_and_every_surface_is_read(surfaces):

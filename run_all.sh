@@ -476,6 +476,21 @@ if [ -n "$LIST" ]; then  # --list: the queue, in order, and nothing else (an emp
 fi
 
 # --- run them, $JOBS at a time; each job gets a slot number, which picks its GPU -------------------
+# One sweep per results file at a time in a checkout: a second would start the same runs, which
+# would write the same state files (results/ckpt) and records twice. The lock is a folder (mkdir
+# is atomic) holding the sweep's pid; one whose process has ended is stale, and taken over.
+LOCK="results/.run_all-$NAME.lock"
+mkdir -p results
+if ! mkdir "$LOCK" 2>/dev/null; then
+  other=$(cat "$LOCK/pid" 2>/dev/null || true)
+  if [ -n "$other" ] && kill -0 "$other" 2>/dev/null; then
+    echo "run_all.sh: another run_all.sh is running into $OUT from this checkout (pid $other): wait for it to end, or stop it; if that pid is no run_all.sh, remove $LOCK" >&2
+    exit 2
+  fi
+  rm -rf "$LOCK" && mkdir "$LOCK"
+fi
+echo $$ >"$LOCK/pid"
+trap 'rm -f "$JOBLIST" "$JOBLIST.est"; rm -rf "$LOCK"' EXIT
 n=$(wc -l <"$JOBLIST")
 echo "run_all ($SCALE): $n runs to do, $JOBS at a time; records in $OUT, logs in $LOGS/"
 start=$(date +%s)

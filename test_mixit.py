@@ -3145,6 +3145,34 @@ def test_the_paper_scale_on_a_machine_without_a_gpu_is_refused_unless_asked_for(
     assert (repo / "results" / "slurm" / "paper" / "t1_copy_standard_s0.jsonl").exists()
 
 
+def test_a_second_sweep_into_the_same_records_is_refused_while_the_first_runs(tmp_path):
+    """run_all.sh holds a lock (results/.run_all-NAME.lock, with its pid) while it runs: a second
+    run_all.sh into the same records from the same checkout exits 2 in one line that names the
+    first's pid (two would run the same cells into the same state files); --list still works.
+    A lock whose process has ended is taken over, and the sweep removes its lock at the end."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for f in ("mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py", "run_all.sh"):
+        shutil.copy(os.path.join(HERE, f), repo)
+    lock = repo / "results" / ".run_all-smoke.lock"
+    lock.mkdir(parents=True)
+    (lock / "pid").write_text(f"{os.getpid()}\n")  # this test's process: alive
+    env = {**no_gpu(tmp_path), "ONLY": "no-such-tag", "REPORT": "0"}
+
+    def run_all(*args):
+        return subprocess.run(["bash", "run_all.sh", "--smoke", *args], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=120)
+    refused = run_all()
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert f"another run_all.sh is running" in refused.stderr and str(os.getpid()) in refused.stderr
+    assert run_all("--list").returncode == 0 and lock.exists()
+    ended = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()
+    (lock / "pid").write_text(ended + "\n")  # a process that has ended: a stale lock
+    done = run_all()
+    assert done.returncode == 0 and "0 runs to do" in done.stdout, done.stderr
+    assert not lock.exists()
+
+
 def test_run_all_without_torch_says_what_to_activate_and_an_empty_list_says_so(tmp_path):
     """Outside the environment (a Python that cannot import torch), `run_all.sh --list` and
     `--plan` end with one line that says what to activate, status 2, no traceback; --help needs

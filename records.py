@@ -630,10 +630,10 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
 # ("at the floor" where its mean ± std comes within a point of it, else "N points above the
 # floor"; for a loss, "N below the floor"), `doubling` where a ladder's doubling stands (CELL its
-# base budget: "settled at N steps", "not settled by doubling up to N steps" or "not doubled"). records.unsourced: a sentence about our results carries
-# one of these, or a label. A rendered number keeps the table's marks: † where its accuracies are
-# unstable (`unstable`), ° where a run is of an earlier recipe. `share` is read over the spread
-# (share_words), as the verdicts are. FORMAT `n` gives the seeds of each matching cell (one count,
+# base budget: "settled at N steps", "not settled by doubling up to N steps" or "not doubled").
+# records.unsourced: a sentence about our results carries one of these, or a label. A rendered
+# number keeps the table's marks: † where its accuracies are unstable (`unstable`), ° where a run
+# is of an earlier recipe. `share` is read over the spread (share_words), as the verdicts are. FORMAT `n` gives the seeds of each matching cell (one count,
 # or a range where cells differ: "3", "3-5"), and `ran` the records' state: "ran (n = N)", or "has
 # not run" where no record matches (the one format that a missing cell does not fail).
 CLIMBING = 0.01  # `trend`: a mean gain above this over the last evaluation interval is rising

@@ -54,6 +54,7 @@ from runtime import (BatchPool, append_record, command_line, compiled, data_pool
 # -----------------------------------------------------------------------------
 # Our step: `python bench.py`
 
+KIT = os.path.dirname(os.path.abspath(__file__))  # this checkout: README.md, run_all.sh
 PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12}  # dense
 
 
@@ -662,7 +663,7 @@ def queue_price_stale():
     env = {k: v for k, v in os.environ.items() if k not in ("ONLY", "YELP")}
     env["PYTHON"] = sys.executable  # run_all.sh runs bench.py with this one, not PATH's python
     listed = subprocess.run(["bash", "run_all.sh", "--list"], capture_output=True, text=True,
-                            env=env, cwd=os.path.dirname(os.path.abspath(__file__)))
+                            env=env, cwd=KIT)
     if listed.returncode != 0:
         return [f"{QUEUE_PRICE}: bash run_all.sh --list failed: {listed.stderr.strip()[-300:]}"]
     if hashlib.sha256(listed.stdout.encode()).hexdigest() == priced[-1]["config"]["queue_sha256"]:
@@ -911,7 +912,7 @@ def efficiency():
 # How long the README's test command takes: `python bench.py --time-tests`, alone on the machine
 
 
-def readme_commands(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md")):
+def readme_commands(path=os.path.join(KIT, "README.md")):
     """The README's set-up commands, in order: the main job's, then the tests'."""
     return re.findall(r"^```bash\n(.+?)\n```", open(path).read(), re.M | re.S)
 
@@ -922,7 +923,7 @@ def time_tests(out="results/extra.jsonl"):
     records nothing. Nothing else should run meanwhile (the time is the machine's, all cores)."""
     command = readme_commands()[1]
     t0 = time.time()
-    done = subprocess.run(command, shell=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(command, shell=True, cwd=KIT)
     if done.returncode:
         raise tasks.UsageError(f"`{command}` failed (exit {done.returncode}): nothing recorded")
     append_record(out, {"config": {"tag": "x/readme-tests", "command": command},

@@ -20,8 +20,8 @@ bf16 peak; it appends one record (Table 7 is rendered from it). `--hf` times the
 reference code's step (it trains HF Llama models through the HF Trainer) for an
 `LlamaForCausalLM` of our shape on the same batches: model + AdamW + clipping, no Trainer. Only
 `--hf` needs `transformers` (`pip install "transformers>=4.50,<5"`), which is why it is not in
-requirements.txt. The records these write become Table 7 and FINDINGS' efficiency tables at the
-end of this file (report.py places them).
+requirements.txt. The records these write become Table 7 and the efficiency tables of
+results/tables_quick.md, made at the end of this file (report.py places them).
 """
 
 import argparse
@@ -578,7 +578,7 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     on one H100 (and, where records has run it, its measured minutes: * = another recipe), then
     the total with PER_GPU packing, the cells that dominate it and the price of what is left to
     run (as --minutes prices it). price_out: write that price there as a one-line record, which
-    the README's numbers read, with the queued tags that have a record of an earlier recipe,
+    FINDINGS' numbers read, with the queued tags that have a record of an earlier recipe,
     which report.py marks (report.py --check fails once the queue has changed since)."""
     models, rows, ran = {}, [], latest_records(records)
     for line in open(joblist):
@@ -655,7 +655,7 @@ def superseded_tags(scale):
 
 
 def queue_price_stale():
-    """The README's price of the paper-scale queue holds only for the queue it priced: the
+    """FINDINGS' price of the paper-scale queue holds only for the queue it priced: the
     same records and recipe give the same `bash run_all.sh --list`, whose hash it keeps."""
     priced = read_records(QUEUE_PRICE)
     if not priced:
@@ -694,9 +694,9 @@ def same_recipe(record, cfg, given=None):
         for k in keys if k not in RECIPE_FREE)
 
 
-# Claim 6 at the reference's init first (issue 48): Random with Q and K at 0.02 is the one
-# width-512 row where the paper's collapse with depth may yet show (FINDINGS, claim 6); then the
-# MixiT row of Table 6 it is compared with, at the same depths and seeds
+# Claim 6 at the reference's init first (issue 48): Random with Q and K at 0.02, the width-512
+# row that tests the paper's collapse with depth at the reference's settings (FINDINGS, claim 6);
+# then the MixiT row of Table 6 it is compared with, at the same depths and seeds
 FIRST = ("t6/add/random_ref-", "t6/add/mixit-")
 
 
@@ -794,7 +794,8 @@ def todo(joblist, records, estimates=""):
 
 
 # -----------------------------------------------------------------------------
-# Table 7 and FINDINGS' efficiency tables from these benchmarks' records (report.py places them)
+# Table 7 and the efficiency tables (results/tables_quick.md) from these benchmarks' records
+# (report.py places them)
 
 
 def bench_runs(cells):
@@ -869,7 +870,7 @@ def bench_row(label, records, key=MS):
 
 
 def efficiency():
-    """FINDINGS' efficiency block: GPU ms/step and MFU per variant, packing several runs on one
+    """The efficiency block of results/tables_quick.md: GPU ms/step and MFU per variant, packing several runs on one
     GPU (each run's own wall time, from its record), and the CPU benchmarks."""
     files = {name: read_records(f"results/{name}.jsonl") for name in ("paper", "gpu", "extra")}
 

@@ -517,9 +517,9 @@ def draw_strength(record):
 # Attention forming: the heads of one training run on induction, step by step (claim 2's picture)
 
 # One run per row, at the setting of plots/attention_*_quick.png (run_all.sh --quick, Table 1's
-# induction cell, seed 0), with a checkpoint every 25 steps (mixit.py --save_steps). Frozen-QK's
-# heads form while its W_Q, W_K stay at their random init; Standard's form sooner; MixiT's map is
-# a buffer, the same at every step.
+# induction cell, seed 0), with a checkpoint every 25 steps (mixit.py --save_steps): how
+# Frozen-QK's heads form while its W_Q, W_K stay at their random init, beside Standard's; MixiT's
+# map is a buffer, the same at every step.
 FORMING_ARGS = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
                 "--eval_interval 200 --batch_size 256 --steps 400 --task induction --task_size 12 "
                 "--seed 0 --dtype float32 --examples 0").split()

@@ -123,7 +123,7 @@ else
   mps_stop
 fi
 probe=""
-if [ "${PROBE:-}" = 1 ]; then  # does MixiT as shipped leave 16 layers' plateau? (FINDINGS, claim 6)
+if [ "${PROBE:-}" = 1 ]; then  # MixiT as shipped at 16 layers, given 3000 steps: a probe for claim 6
   line=$(PYTHON=$PYTHON bash run_all.sh --list | grep '^t6/add/mixit-L16/s0 ' | cut -d' ' -f2-)
   if [ -z "$line" ]; then echo "gpu_call.sh: PROBE=1: t6/add/mixit-L16/s0 is not in the queue"
   else

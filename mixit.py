@@ -654,7 +654,7 @@ class Config:
     task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
                            "0 = the task's CPU-friendly default")
     data: str = _f("", "lm: a text file (default: Python 3.11's help text, in corpus/; 'stdlib': "
-                       "its standard library's sources, 25x larger); classify: the labelled "
+                       "its standard library's sources, 24x larger); classify: the labelled "
                        "texts, Yelp's CSV \"label\",\"text\" or label<TAB>text")
     test_data: str = _f("", "classify: the test file (e.g. Yelp's test.csv); '' = hold out one "
                             "text in five by hash")

@@ -30,7 +30,7 @@ NAMES = {"standard": "Standard", "frozen_qk": "Frozen-QK", "frozen_mlp": "Frozen
          # Frozen-QK whose frozen W_Q, W_K start N(0, 0.02^2) as in the reference code, instead
          # of the paper's N(0, 1/d)
          "frozen_qk_ref": "Frozen-QK, reference init 0.02",
-         # Random at the same init: its frozen attention starts (and stays) near uniform (claim 6)
+         # Random at the same init: its frozen attention starts near uniform (claim 6)
          "random_ref": "Random, reference init 0.02",
          # a variant in the other's block (Table 9, and the capacity rows of Table 11). MixiT
          # cannot take RoPE, which rotates queries and keys: in Standard's block it keeps its

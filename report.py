@@ -91,8 +91,8 @@ def depth_table(cells, claims=False):
 
 def depth_pairs(cells, init=""):
     """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
-    (Random's depths), (MixiT's depths), where). Table 6b's (Random adds at 2 layers there) where
-    it has two depths, else Table 6's; None where neither has two depths of both variants.
+    (Random's depths), (MixiT's depths), where). Table 6b's (its recipe chosen so that Random can
+    add at 2 layers, and so can collapse) where it has two depths, else Table 6's; None where neither has two depths of both variants.
     init "_ref": Random's row at the reference's init, all else equal (Table 6: both rows at the
     reference's lr 1e-2 where Random ran at it, as the reference-init row did)."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
@@ -264,7 +264,7 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
 
 
 def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6b, where run):
-    pairs = depth_pairs(A.cells, init)  # Table 6's width-64 Random adds little to start with
+    pairs = depth_pairs(A.cells, init)  # a collapse shows only where Random adds to start with
     if pairs is None:
         return "not run yet", None, 1, "Table 6", []
     (r0, r1), (m0, m1), dr, dm, where = pairs
@@ -825,6 +825,35 @@ def rule_at(cells, steps):
         f"; {kind}: {', '.join(names)}" for kind, names in said if names)
 
 
+def lm_caption(cells):
+    """Table 2's caption: the corpus its rows were trained on, from their records (--data: the
+    help text by default, the standard library's sources with `stdlib`)."""
+    corpus = {"": "Python's help text", "stdlib": "Python's standard library sources"}
+    rows = collections.defaultdict(list)  # corpus -> the rows trained on it
+    for v in VARIANTS + ["frozen_qk_ref"]:
+        for data in dict.fromkeys(r["config"].get("data", "") for r in cells.get(f"t2/lm/{v}", [])):
+            rows[corpus.get(data, data)].append(NAMES[v])
+    said = "; ".join(f"of {name}" + (f": {' / '.join(names)}" if len(rows) > 1 else "")
+                     for name, names in rows.items()) or "of Python's help text"
+    return (f" (bytes {said}): validation loss in nats per byte and bits per byte; [paper]: "
+            "WikiText-103 loss in nats per *token* (a different unit and corpus: compare the "
+            "ordering and the gaps).")
+
+
+def capacity_caption(cells):
+    """Table 4's caption: which cells claim 4 reads (capacity_order), and whether this table's
+    budget has been tested by doubling."""
+    if cells.get("c4/memorize/standard"):
+        how = "read at a budget, not tested by doubling; claim 4 reads Tables 11 and 12"
+    elif any(doubled(cells, f"t4/memorize/{v}") for v in CAPACITY):
+        how = "claim 4 reads each row at the budget its doubling settled, t4/memorize/ROW-steps<N>"
+    else:
+        how = "read at a budget, until run_all.sh doubles it; claim 4 reads this table"
+    return (": bits per trainable parameter = accuracy x n² log2 n / #trainable, 2-layer models "
+            "(width {width:t4/memorize/standard}, {steps:t4/memorize/standard} steps: "
+            f"{how}); [paper].")
+
+
 def yelp_caption(cells):
     how = "" if any(c.startswith("y/yelp/") for c in cells) else (
         " *Not run: it needs the data (FINDINGS, 'Text classification'): "
@@ -842,10 +871,7 @@ TABLES = [
           ["variant"] + RETRIEVAL,
           [[NAMES[v]] + [Cell(f"t1/{t}/{v}", paper=True) for t in RETRIEVAL] for v in T1_ROWS],
           [[""] + [floor_of(f"t1/{t}/") for t in RETRIEVAL]]),
-    Table("Table 2. Language modelling",
-          " (bytes of Python's help text): validation loss in nats per byte and bits per byte; "
-          "[paper]: WikiText-103 loss in nats per *token* (a different unit and corpus: compare "
-          "the ordering and the gaps).",
+    Table("Table 2. Language modelling", lm_caption,
           ["variant", "val loss (nats/byte)", "bits/byte", "lowest val loss (at step)"],
           [[NAMES[v], Cell(f"t2/lm/{v}", "loss", paper=True), Cell(f"t2/lm/{v}", "bpb"),
             Cell(f"t2/lm/{v}", show="lowest")] for v in VARIANTS + ["frozen_qk_ref"]],
@@ -856,10 +882,7 @@ TABLES = [
           ["variant"] + T3,
           [[NAMES[v]] + [Cell(f"{HOME[t]}/{v}") for t in T3] for v in VARIANTS + ["mixit-shipped"]],
           [[""] + [floor_of(HOME[t] + "/") for t in T3]]),
-    Table("Table 4. Memorization capacity",
-          ": bits per trainable parameter = accuracy x n² log2 n / #trainable, 2-layer models "
-          "(width {width:t4/memorize/standard}, {steps:t4/memorize/standard} steps: read at a "
-          "budget, not tested by doubling; claim 4 reads Tables 11 and 12); [paper].",
+    Table("Table 4. Memorization capacity", capacity_caption,
           ["variant", "bits / trainable param", "accuracy (%)", "trainable params"],
           [[NAMES[v], Cell(c, "bits_per_param", paper=True), Cell(c), Cell(c, show="trainable")]
            for v in VARIANTS + ["mixit-shipped"] for c in [f"t4/memorize/{v}"]],
@@ -888,8 +911,8 @@ TABLES = [
           lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_table(cells, True)[1]],
           lambda cells: depth_lines(cells, True), depth_b_floor,
           when=lambda cells: "random-w256" in depth_rows(cells)),
-    # claims 2-5 where the quick cells stop before their plateau (run_all.sh --claims)
-    Table("Table 11. Claims 2-5 past the plateau",
+    # claims 1-5 where the quick cells stop too early to test them (run_all.sh --claims)
+    Table("Table 11. Claims 1-5 given more steps",
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
           "(Table 1 stops at 1000), MixiT with 64 heads on add-{size:c3/add/} for "
           "{steps:c3/add/mixit-heads64} steps and on dyck-{size:c3/dyck/} for "
@@ -916,8 +939,8 @@ TABLES = [
           "otherwise (records.doubling). A cell is read at the first budget whose doubling "
           f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again. The "
           "last row applies claim 4's rule (bits per parameter) to the four variants' cells at "
-          "each budget (a cell settled below it at its settled budget), where each has "
-          f"{LADDER_SEEDS} seeds: a reading that shows whether the verdict depends on the "
+          "each budget (a cell settled below it at its settled budget), where each has at least "
+          f"{LADDER_SEEDS} seeds, all of them read: a reading that shows whether the verdict depends on the "
           "budget, not a verdict.",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),

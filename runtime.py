@@ -78,15 +78,15 @@ def check_memory(step_bytes, device, batch_size):
 
 
 def compiled(model, cfg, device, world=1):
-    """The model to call in the hot loop, torch.compile'd on CUDA (on the CPU it gained nothing
-    for ~30 s of compile time: FINDINGS, "Efficiency"), and a sync function for honest timings."""
+    """The model to call in the hot loop, torch.compile'd on CUDA and eager on the CPU (compiling
+    there needs a C++ compiler, which a laptop may lack), and a sync function for honest timings."""
     on_cuda = device.startswith("cuda")
     # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
     # cuda_graphs: replay the forward's and the backward's kernels as one CUDA graph each. Our
-    # models are small enough that a step is bound by kernel launches, not by the matrix units:
-    # on an H200 the graph took most of the launch time out of Table 1's induction cell's step
-    # (FINDINGS, Efficiency). Under torchrun it stays off: DDP's gradient hooks inside a graph
-    # have not been run here.
+    # models are small enough that a step can be bound by kernel launches, not by the matrix
+    # units, and a graph launches each pass's kernels at once (FINDINGS, Efficiency, measures
+    # what that saves). Under torchrun it stays off: DDP's gradient hooks inside a graph have not
+    # been run here.
     mode = "reduce-overhead" if cfg.cuda_graphs and world == 1 else "default"
     fwd = torch.compile(model, dynamic=False, mode=mode) if cfg.compile and on_cuda else model
     return fwd, (torch.cuda.synchronize if on_cuda else (lambda: None))

@@ -2420,6 +2420,26 @@ def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     assert tests is None and "doubling has not settled: Standard, Frozen-QK, MixiT, Frozen-MLP" in ours
 
 
+def test_table_captions_say_what_their_records_ran():
+    """Table 2 names the corpus each row trained on (--data, from its records), and Table 4 which
+    cells claim 4 reads: Tables 11 and 12 where the capacity cells ran (quick), else this table,
+    at its budget until its cells are doubled, then at the budget their doubling settled."""
+    import report
+    lm = lambda v, data: [{"config": {"tag": f"t2/lm/{v}/s0", "data": data}}]  # noqa: E731
+    one = report.lm_caption({"t2/lm/standard": lm("standard", ""), "t2/lm/mixit": lm("mixit", "")})
+    assert one.startswith(" (bytes of Python's help text):")
+    two = report.lm_caption({"t2/lm/standard": lm("standard", ""),
+                             "t2/lm/mixit": lm("mixit", "stdlib")})
+    assert two.startswith(" (bytes of Python's help text: Standard; of Python's standard "
+                          "library sources: MixiT):")
+    mem = {"t4/memorize/standard": [{"config": {"tag": "t4/memorize/standard/s0"}}]}
+    assert "until run_all.sh doubles it; claim 4 reads this table" in report.capacity_caption(mem)
+    mem["t4/memorize/mixit-steps30000"] = [{"config": {"tag": "t4/memorize/mixit-steps30000/s0"}}]
+    assert "budget its doubling settled" in report.capacity_caption(mem)
+    assert "claim 4 reads Tables 11 and 12" in report.capacity_caption(
+        {**mem, **capacity_cells({"standard": dict(s6000=[.3, .3, .3])})})
+
+
 def test_a_cell_rests_on_its_budget_unless_doubling_settled_it_or_it_is_at_its_ceiling():
     """Table 13 (issue 65): what more steps could do to a cell a verdict reads. A capacity cell
     answers by its doubling; a cell whose every seed is at the ceiling, or stopped at its target,

@@ -179,7 +179,8 @@ DEFAULT_PARTS = ["mixing_matrices", "MixingAttention.forward", "apply_rotary",
 # puts its sweep there (mixit_args), adds only --seed, --tag, --out, --resume (and, for exercise
 # 2, --save), which change no number, and leaves every setting the command does not give at
 # mixit.py's default. Each command states --dtype float32, so that every CPU computes alike, and
-# its steps, width and task size, so that the whole key fits about 20 minutes on 2 CPU cores.
+# its steps, width and task size, so that the whole key takes minutes on 2 CPU cores, not hours
+# (results/answers/times.json keeps each exercise's wall time and the machine's load then).
 # Every command runs in the handout itself (python mixit.py --help lists every flag).
 Exercise = collections.namedtuple("Exercise", "question commands hand_in")
 F32 = "--dtype float32"

@@ -9,9 +9,10 @@
 #   --paper-smoke  every paper-scale run at its true size for 2 steps, on this machine (a CPU too)
 #   --list         print the queue (what is left to run, in order) and exit
 #   --plan         each run's FLOPs and H100 minutes, and the price of what is left; runs nothing
-#   --seeds N      run seeds 0..N-1 of every cell (default: seed 0 at quick, seeds 0-2 at paper scale)
+#   --seeds N      run seeds 0..N-1 of every cell (default: seed 0 at quick; seeds 0-2 at paper
+#                  scale and in --claims and --studies; a ladder lists seeds 0-4, run as its rule asks)
 #   --studies      also the studies beyond the paper (Tables 9 and 10, seeds 0-9 of a few cells, ...)
-#   --claims       also the long runs that test claims 2-6 past the quick cells' plateaus (Table 11)
+#   --claims       also the runs that test claims 1-6 where the quick cells stop too early (Tables 6b, 11-13)
 #   --minutes M    stop within M minutes: start only the runs that fit, pause the rest in time
 #   --help         print this list and exit
 #   YELP=DIR       (env) also the Yelp cells (Table 3b); DIR holds Yelp's train.csv and test.csv
@@ -38,8 +39,9 @@
 # --studies: MixiT's block confounds (Table 9), hybrid schedules (Table 10), seeds 0-9 of three
 # variants and MixiT without its sink head, language modelling at longer contexts.
 # --claims: 3-hop induction (3000 steps), MixiT with 64 heads on add (8000 steps) and dyck
-# (1200 steps), memorization capacity with a table no variant can hold (`--task_size 128` at width 16, 6000
-# steps), depth where Random adds (width 256, 2, 8 and 16 layers) against 64-head MixiT, and
+# (1200 steps), memorization capacity with a table no variant can hold (`--task_size 128` at width
+# 16, from 6000 steps, doubled while doubling moves it: Table 12), depth where Random adds (width
+# 256, 2, 8 and 16 layers) against 64-head MixiT, and
 # the unstable cells of Tables 1 and 3 given more steps (copy, induction, modadd); seeds 0-2.
 # --plan: every paper-scale run with its FLOPs and estimated H100 minutes (bench.py's cost
 # model), the total at PER_GPU packing, the runs longer than a GPU call, and the price of the
@@ -60,7 +62,8 @@
 # and 2. Each run saves its state at every evaluation and on SIGTERM under results/ckpt/<scale>/
 # (not in git), so a half-finished cell continues where it stopped. The queue runs the claims'
 # cells first (seed 0), then the other seeds, then the studies (bench.py --todo). Runs go in
-# parallel: one per GPU (each sees only its own), or on a CPU one per core (`--threads`: records name theirs).
+# parallel: PER_GPU at once on each GPU, or on a CPU as many as it has cores, each
+# single-threaded (OMP_NUM_THREADS; each record keeps its `threads`).
 # At the end report.py renders the tables (results/tables_<scale>.md) and draws the figures into
 # plots/.
 set -euo pipefail
@@ -131,13 +134,13 @@ touch "$OUT"
 if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   N_SEEDS=${N_SEEDS:-1}
   # tasks with one scored token per sequence need big batches (batch 64 against batch 256 on
-  # needle, and batch 64 against batch 128 on add: the early probes, whose runs predate the records; FINDINGS, How the
-  # tables were made)
+  # needle, and batch 64 against batch 128 on add: the early probes, whose runs predate the
+  # records)
   BASE="--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 --eval_interval 200"
   SPARSE="--batch_size 256 --steps 400"
-  # add: 2000 steps (what 1000 steps gave: Table 8 and the learning curves, plots/curves_quick.png)
+  # add: 2000 steps (Table 8 gives the steps each variant took to its result)
   DENSE="--batch_size 128 --steps 2000"
-  # modadd: 1200 steps (grokking: the learning curves, plots/curves_quick.png; Table 11 gives it
+  # modadd: 1200 steps (it groks: Table 8 gives the steps each variant took; Table 11 gives it
   # more steps)
   MODADD="--batch_size 256 --steps 1200"
   # hop: k = 3, 1000 steps. At k = 2 "copy the current token" scores (the second hop often lands
@@ -174,16 +177,16 @@ else
   # needle (t1, f1): lr 1e-4, chosen by the probes x/needle30-w512/*, x/paper-long/*-needle30/* and
   # x/needle30-w64/* (results/extra.jsonl; FINDINGS' Probes)
   NEEDLE="$RETRIEVE --lr 1e-4"
-  # copy-20: lr 1e-3, 1200 steps (the first paper runs t1/copy/*/s0: FINDINGS, The paper scale)
+  # copy-20: lr 1e-3, 1200 steps (the first paper runs t1/copy/*/s0, in results/paper.jsonl)
   COPY="--batch_size 256 --steps 1200 $SOLVED"
   # hop-16: the retrieval recipe at the paper's 5 layers, as the probes x/paper-long/*-hop16/* and x/paper-r1/hop-L2/* at 2 layers did not leave their plateau.
-  # No width-512 probe at 5 layers yet; the CPU probes x/hop16-L*-w64/* and x/hop16-L5-w128/* chose lr 1e-3 (FINDINGS' Probes): a hop seed flat here is the first to rerun at 1e-3
+  # No width-512 probe at 5 layers yet; the CPU probes x/hop16-L*-w64/* and x/hop16-L5-w128/* ran lr 1e-3 and 3e-4 (FINDINGS' Probes): hop keeps the retrieval recipe's 3e-4, and a hop seed flat here is the first to rerun at 1e-3
   HOP="$RETRIEVE --n_layer 5"
-  # add-10: 3000 steps (the first paper runs t3/add/*/s0: FINDINGS, The paper scale)
+  # add-10: 3000 steps (the first paper runs t3/add/*/s0, in results/paper.jsonl)
   DENSE="--batch_size 256 --steps 3000 $SOLVED"
   # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps); at batch 256 Frozen-QK was slower to grok (x/paper-long/frozen_qk-modadd599/lr1e-3: FINDINGS' Probes)
   MODADD="--batch_size 4000 --lr 1e-3 --warmup 50 --steps 20000 --eval_interval 500 --stop_acc 0.99"
-  # dyck-30: up to 6000 steps (the first paper runs t3/dyck/*/s0 at 1200: FINDINGS, The paper scale)
+  # dyck-30: up to 6000 steps (the first paper runs t3/dyck/*/s0 at 1200, in results/paper.jsonl)
   DYCK="--batch_size 256 --steps 6000 $SOLVED --patience 2000 --min_delta 0.01 --min_steps 3000"
   declare -A SIZE=([add]=10 [modadd]=599 [dyck]=30 [memorize]=512 [needle]=30 [copy]=20 [induction]=64 [hop]=16 [lm]=256)
   NEEDLE_SIZES="5 10 20 30"
@@ -301,7 +304,7 @@ if [ -n "${YELP:-}" ]; then
     done
   done
 fi
-# --- claims 2-6 past the plateau (--claims, quick scale): the quick cells stop too early to test them
+# --- claims 1-6 given more steps (--claims, quick scale): the quick cells stop too early to test them
 # Table 1's 3-hop cells get 3000 steps here (Table 11 renders where each cell stands, with the
 # accuracy 1000 steps before its end). MixiT gets the 64 heads the paper's MixiT has (32 to 256 heads) on
 # dyck as on add, and more steps than Table 3. Claim 4 asks at width 16, a table that no
@@ -387,8 +390,8 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       done
     done
   done
-  # claim 5 reads Table 5's fewest-heads cell at Table 5's budget, which doubling has not tested,
-  # and that cell alone raised to its ceiling would change the verdict (Table 13)
+  # claim 5 reads Table 5's fewest-heads cell at Table 5's budget: that cell alone raised to its
+  # ceiling would change the verdict (Table 13), so it is doubled, and read where doubling settled
   doublings t5/add/heads1 "8000 16000" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 1
   for seed in 0 1 2; do
     cell "c4/memorize/standard_mixblock/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 $(capacity_args standard_mixblock) --seed $seed

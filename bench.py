@@ -870,8 +870,9 @@ def bench_row(label, records, key=MS):
 
 
 def efficiency():
-    """The efficiency block of results/tables_quick.md: GPU ms/step and MFU per variant, packing several runs on one
-    GPU (each run's own wall time, from its record), and the CPU benchmarks."""
+    """The efficiency block of results/tables_quick.md: GPU ms/step and MFU per variant,
+    packing several runs on one GPU (each run's own wall time, from its record), and the CPU
+    benchmarks."""
     files = {name: read_records(f"results/{name}.jsonl") for name in ("paper", "gpu", "extra")}
 
     def on(gpu, tag, name="gpu"):

@@ -92,7 +92,8 @@ def depth_table(cells, claims=False):
 def depth_pairs(cells, init=""):
     """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
     (Random's depths), (MixiT's depths), where). Table 6b's (its recipe chosen so that Random can
-    add at 2 layers, and so can collapse) where it has two depths, else Table 6's; None where neither has two depths of both variants.
+    add at 2 layers, and so can collapse) where it has two depths, else Table 6's; None where
+    neither has two depths of both variants.
     init "_ref": Random's row at the reference's init, all else equal (Table 6: both rows at the
     reference's lr 1e-2 where Random ran at it, as the reference-init row did)."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
@@ -941,8 +942,8 @@ TABLES = [
           f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again. The "
           "last row applies claim 4's rule (bits per parameter) to the four variants' cells at "
           "each budget (a cell settled below it at its settled budget), where each has at least "
-          f"{LADDER_SEEDS} seeds, all of them read: a reading that shows whether the verdict depends on the "
-          "budget, not a verdict.",
+          f"{LADDER_SEEDS} seeds, all of them read: a reading that shows whether the verdict "
+          "depends on the budget, not a verdict.",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
     # which verdicts rest on a budget (issue 65): the cells to double next

@@ -24,8 +24,9 @@ import torch  # noqa: E402
 
 import mixit  # noqa: E402
 import runtime  # noqa: E402
-from records import (DRAW_ROWS, HOME, NAMES, VARIANTS, at_depths, baseline, draw_runs,  # noqa: E402
-                     draw_values, final, mean_std, table, unstable)
+from records import (CAPACITY, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, NAMES, VARIANTS,  # noqa: E402
+                     at_depths, baseline, draw_runs, draw_values, final, ladder, mean_std,
+                     read_budget, table, unstable)
 
 PLOT_DIR = "plots"  # draw_all sets it: the smoke scales draw into results/smoke_plots instead
 
@@ -261,6 +262,54 @@ def plot_depth(cells, scale):
          "† (hollow): seeds more than 10 points apart")
 
 
+def plot_capacity(cells, scale, paper):
+    """Claim 4's doubling (Table 12) drawn: each capacity cell's test accuracy at every budget
+    tried (left, from the floor up) and the bits per trainable parameter of the four cells the
+    claim compares (right, with the paper's number dotted in the cell's colour: `paper`, by
+    variant), against the budget in steps on a log axis: each dot a seed, the line mean ± std. A
+    budget whose seeds have not all run (fewer than LADDER_SEEDS) is drawn hollow; a ring marks the
+    budget a cell is read at, the first whose doubling settled (records.read_budget)."""
+    rows = [(v, rungs) for v in LADDERED if len(rungs := ladder(cells, f"c4/memorize/{v}")) > 1]
+    if not rows:
+        return
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for i, (v, rungs) in enumerate(rows):
+        color, steps = f"C{i}", [s for s, _ in rungs]
+        read = read_budget(cells, f"c4/memorize/{v}")
+        for a, key, unit in ((ax[0], "acc", 100), (ax[1], "bits_per_param", 1)):
+            if key == "bits_per_param" and v not in CAPACITY:
+                continue  # the claim's rule compares the paper's four variants
+            seeds = [[unit * y for y in final(cells, c, key)] for _, c in rungs]
+            means = [mean_std(s)[0] for s in seeds]
+            a.errorbar(steps, means, yerr=[mean_std(s)[1] for s in seeds], fmt="-", capsize=3,
+                       color=color, label=with_n(NAMES[v], [len(s) for s in seeds]))
+            for x, s, m in zip(steps, seeds, means):
+                a.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
+                a.plot(x, m, "o", color=color, markersize=6,
+                       markerfacecolor=color if len(s) >= LADDER_SEEDS else "white")
+                if key == "acc":
+                    mark_unstable(a, x, m, [y / 100 for y in s], color)
+                if read and x == read[1]:
+                    a.plot(x, m, "o", color=color, markerfacecolor="none", markersize=15,
+                           label="read at (its doubling settled)")
+            if key == "bits_per_param" and v in paper:
+                a.axhline(paper[v], color=color, linestyle=":", linewidth=1.2,
+                          label="the paper's number (dotted, in its colour)")
+    accuracy_axis(ax[0], [floor_pct(cells, "c4/memorize/")])
+    ax[1].set_ylim(bottom=0)
+    budgets = sorted({s for _, rungs in rows for s, _ in rungs})
+    for a, label in zip(ax, ("memorize test accuracy (%)", "bits per trainable parameter")):
+        a.set_xscale("log", base=2)
+        a.set_xticks(budgets, [f"{s // 1000}k" if s % 1000 == 0 else str(s) for s in budgets])
+        a.minorticks_off()
+        a.set(xlabel="budget (steps), each a run with its own cosine schedule", ylabel=label)
+    cfg = cells[rows[0][1][0][1]][0]["config"]
+    legend_outside(fig)
+    save(f"capacity_{scale}.png", f"claim 4's doubling (Table 12: memorize-{cfg['task_size']}, "
+         f"width {cfg['n_embd']}; {scale})\neach dot a seed, line: mean ± std; hollow: a budget "
+         "whose seeds have not all run")
+
+
 def plot_seeds(cells):
     """Every seed of the draw study as a dot: one panel per task, one column per variant (†
     where its seeds lie more than 10 points apart)."""
@@ -285,16 +334,18 @@ def plot_seeds(cells):
     save("seeds_quick.png", "every seed (quick scale); †: seeds more than 10 points apart")
 
 
-def draw_all(cells, scale):
+def draw_all(cells, scale, paper_bits):
     """Every figure of a scale that its records give, into plots/ (the smoke scales: into
     results/smoke_plots, so that a test never redraws the committed figures). A figure cannot
-    mark a record of an earlier recipe (°, report.py), so it leaves those out."""
+    mark a record of an earlier recipe (°, report.py), so it leaves those out. paper_bits: the
+    paper's bits per trainable parameter by variant (report.PAPER), for claim 4's figure."""
     global PLOT_DIR
     PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
     os.makedirs(PLOT_DIR, exist_ok=True)
     fresh = {c: rs for c, runs in cells.items() if (rs := [r for r in runs if not r["superseded"]])}
     for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):
         plot(fresh, scale)
+    plot_capacity(fresh, scale, paper_bits)
     if scale == "quick":
         plot_seeds(fresh)
 

@@ -528,6 +528,11 @@ LADDER_SEEDS = 3  # seeds at each budget tried; the budget a verdict reads gets 
 READ_SEEDS = 5
 SETTLED = 1.0  # points: a doubling that moves the mean less than this (or the spread) settles it
 STEPS = re.compile(r"-steps(\d+)$")
+CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")  # claim 4's cells, in the paper's order
+# the rows of Tables 11 and 12: claim 4's cells, then MixiT as shipped, MixiT in Standard's block
+# and Standard in MixiT's block; run_all.sh doubles each (LADDERED) but the last
+CAPACITY_ROWS = CAPACITY + ("mixit-shipped", "mixit_stdblock", "standard_mixblock")
+LADDERED = CAPACITY_ROWS[:-1]
 
 
 def budget_of(runs):  # a cell's budget in steps: its --steps (a record's own steps if older)

@@ -30,7 +30,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
-                     ladder, read_budget, LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
+                     ladder, read_budget, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS, READ_SEEDS,
+                     SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -193,9 +194,6 @@ def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's Mi
         ours += " (memorize: doubling not settled, its test left open)"
         tests = tests and tests[:3] + [None]
     return (ours, tests, *rest)
-
-
-CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")  # claim 4's order, as the paper's
 
 
 def capacity_order(A):  # (4), in bits per trainable parameter, each cell read at capacity
@@ -758,10 +756,7 @@ def plateau_rows(cells):
             for name, c in rows]
 
 
-# claim 4's capacity cells (Table 12): the paper's four variants, MixiT as shipped and in
-# Standard's block; Standard in MixiT's block ran at the first budget only
-CAPACITY_ROWS = list(CAPACITY) + ["mixit-shipped", "mixit_stdblock", "standard_mixblock"]
-LADDERED = CAPACITY_ROWS[:-1]
+# Table 12: claim 4's capacity cells (records.CAPACITY_ROWS) at each budget tried
 
 
 def budgets_tried(cells):  # every budget a capacity cell ran at, in steps
@@ -1170,7 +1165,7 @@ def render_all(scale, draw=True, recompute_init=False):
     The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
     cells = load(f"results/{scale}.jsonl", bench.superseded_tags(scale))
     if draw:
-        figures.draw_all(cells, scale)
+        figures.draw_all(cells, scale, PAPER["t4/memorize"])
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
         parts += [figures.covariance_at_init(setting, draw, recompute=recompute_init)

@@ -3562,6 +3562,47 @@ def test_claim_6s_figure_draws_its_own_setting_at_width_256_where_it_ran(tmp_pat
     assert marked == [[0.99, 0.7]] * 3  # Random at 1/√d at each depth, and no other cell
 
 
+def test_claim_4s_figure_draws_every_budget_tried_and_rings_the_one_read(tmp_path, monkeypatch):
+    """Claim 4's figure (Table 12 drawn): each doubled cell at every budget it ran, mean over its
+    seeds, hollow where fewer than LADDER_SEEDS seeds have run; a ring at the budget a cell is
+    read at (its doubling settled); bits per parameter only for the four cells the claim
+    compares, with the paper's number; a cell that ran at one budget only is not drawn, and
+    without any doubling there is no figure."""
+    import matplotlib.pyplot as plt
+    import figures
+    monkeypatch.setattr(figures, "PLOT_DIR", str(tmp_path))
+    monkeypatch.setattr(figures, "floor_pct", lambda cells, prefix: 3.5)
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda name, title=None: drawn.update(name=name, fig=plt.gcf()))
+
+    def runs(steps, *accs):
+        return [{"config": {"steps": steps, "task_size": 128, "n_embd": 16},
+                 "final": {"acc": a, "bits_per_param": 10 * a}} for a in accs]
+    cells = {"c4/memorize/standard": runs(6000, 0.25, 0.26, 0.27),
+             "c4/memorize/frozen_mlp": runs(6000, 0.10, 0.10, 0.11),
+             "c4/memorize/mixit_stdblock": runs(6000, 0.18, 0.19, 0.20)}
+    figures.plot_capacity(cells, "quick", {"standard": 2.98})
+    assert not drawn  # no doubling ran
+    cells.update({"c4/memorize/standard-steps12000": runs(12000, 0.30, 0.31, 0.29),
+                  "c4/memorize/standard-steps24000": runs(24000, 0.33),
+                  "c4/memorize/frozen_mlp-steps12000": runs(12000, 0.105, 0.10, 0.11)})
+    figures.plot_capacity(cells, "quick", {"standard": 2.98, "frozen_mlp": 1.13})
+    assert drawn["name"] == "capacity_quick.png"
+    acc, bits = drawn["fig"].axes[:2]
+
+    def points(ax, size):  # (steps, value, hollow) of each mean drawn with that marker size
+        return sorted((float(l.get_xdata()[0]), round(float(l.get_ydata()[0]), 2),
+                       l.get_markerfacecolor() in ("white", "none"))
+                      for l in ax.lines if l.get_marker() == "o" and l.get_markersize() == size)
+    assert points(acc, 6) == [(6000, 10.33, False), (6000, 26.0, False), (12000, 10.5, False),
+                              (12000, 30.0, False), (24000, 33.0, True)]  # no MixiT in Standard's block
+    assert points(acc, 15) == [(6000, 10.33, True)]  # Frozen-MLP, read at 6000 steps
+    assert [p[:2] for p in points(bits, 6)] == [(6000, 1.03), (6000, 2.6), (12000, 1.05), (12000, 3.0),
+                                                (24000, 3.3)]
+    assert sorted(round(float(l.get_ydata()[0]), 2) for l in bits.lines if l.get_linestyle() == ":") == [1.13, 2.98]
+    plt.close(drawn["fig"])
+
+
 def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):
     """plot_context joins Table 2's lm cells (context 64) with the study's s2/lm<T> cells; with
     only one context there is no curve to draw and no file is written. The seeds' strip plot

@@ -303,7 +303,8 @@ def plot_capacity(cells, scale, paper):
         a.set_xticks(budgets, [f"{s // 1000}k" if s % 1000 == 0 else str(s) for s in budgets])
         a.minorticks_off()
         a.set(xlabel="budget (steps), each a run with its own cosine schedule", ylabel=label)
-    cfg = cells[rows[0][1][0][1]][0]["config"]
+    _, first = rows[0][1][0]  # the first row's first budget: its setting stands for the figure's
+    cfg = cells[first][0]["config"]
     legend_outside(fig)
     save(f"capacity_{scale}.png", f"claim 4's doubling (Table 12: memorize-{cfg['task_size']}, "
          f"width {cfg['n_embd']}; {scale})\neach dot a seed, line: mean ± std; hollow: a budget "

@@ -8,6 +8,7 @@ Every figure follows one rule: it says no more than its table (see the note abov
 """
 
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -29,6 +30,7 @@ from records import (CAPACITY, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, NAMES, V
                      read_budget, table, unstable)
 
 PLOT_DIR = "plots"  # draw_all sets it: the smoke scales draw into results/smoke_plots instead
+DRAWN = {}  # name -> what each figure saved since draw_all began shows (see `shown`)
 
 
 # -----------------------------------------------------------------------------
@@ -44,7 +46,25 @@ def save(name, title=None, dpi=120):
     if fig.get_layout_engine() is None:  # (a figure with a colour bar lays itself out)
         fig.tight_layout()
     fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi, bbox_inches="tight")
+    DRAWN[name] = shown(fig)
     plt.close(fig)
+
+
+def shown(fig):
+    """What a figure shows, as a short hash that does not depend on the matplotlib that drew it:
+    every point of every line and bar (to 4 significant digits) and every text (titles, axis
+    labels, legend, marks). report.py --check compares it with what the records give now."""
+    def points(xy):
+        return " ".join(f"{float(x):.4g},{float(y):.4g}" for x, y in xy)
+    parts = [t.get_text() for t in fig.texts]
+    parts += [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    for ax in fig.axes:
+        parts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        parts += [t.get_text() for t in ax.texts]
+        parts += [points(zip(line.get_xdata(), line.get_ydata())) for line in ax.lines]
+        parts += [points(segment) for c in ax.collections if hasattr(c, "get_segments")
+                  for segment in c.get_segments()]  # error bars
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def legend_outside(fig=None):
@@ -114,6 +134,17 @@ def mark_unstable(ax, x, mean, accs, color, left=False):
     ax.annotate("†", (x, mean), xytext=(-13 if left else 5, 2), textcoords="offset points",
                 fontsize=13, fontweight="bold", color=color)
     return True
+
+
+def seeds_and_spread(ax, xs, seeds, color, label, fmt="o-"):
+    """Cells along a curve: at each x its seeds (a list of values each) as dots, and their mean
+    ± std, the means joined by a line. Returns the means."""
+    means = [mean_std(s)[0] for s in seeds]
+    ax.errorbar(xs, means, yerr=[mean_std(s)[1] for s in seeds], fmt=fmt, capsize=3, color=color,
+                label=label)
+    for x, s in zip(xs, seeds):
+        ax.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
+    return means
 
 
 def size_curve(cells, pattern, key="acc"):
@@ -242,11 +273,8 @@ def plot_depth(cells, scale):
                            f"L={'/'.join(map(str, at))})")
             else:
                 label_n = with_n(label, ns)
-            means = [mean_std(s)[0] for s in seeds]
-            a.errorbar(xs, means, yerr=[mean_std(s)[1] for s in seeds], fmt="o-", capsize=3,
-                       color=color, label=label_n)
+            means = seeds_and_spread(a, xs, seeds, color, label_n)
             for x, s, m in zip(xs, seeds, means):
-                a.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
                 if key == "acc":  # †, on the row's own side
                     mark_unstable(a, x, m, [y / 100 for y in s], color, left=side < 0)
     accuracy_axis(ax[0], [floor_pct(cells, shallowest)])
@@ -280,11 +308,9 @@ def plot_capacity(cells, scale, paper):
             if key == "bits_per_param" and v not in CAPACITY:
                 continue  # the claim's rule compares the paper's four variants
             seeds = [[unit * y for y in final(cells, c, key)] for _, c in rungs]
-            means = [mean_std(s)[0] for s in seeds]
-            a.errorbar(steps, means, yerr=[mean_std(s)[1] for s in seeds], fmt="-", capsize=3,
-                       color=color, label=with_n(NAMES[v], [len(s) for s in seeds]))
+            means = seeds_and_spread(a, steps, seeds, color,
+                                     with_n(NAMES[v], [len(s) for s in seeds]), fmt="-")
             for x, s, m in zip(steps, seeds, means):
-                a.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
                 a.plot(x, m, "o", color=color, markersize=6,
                        markerfacecolor=color if len(s) >= LADDER_SEEDS else "white")
                 if key == "acc":
@@ -335,20 +361,23 @@ def plot_seeds(cells):
     save("seeds_quick.png", "every seed (quick scale); †: seeds more than 10 points apart")
 
 
-def draw_all(cells, scale, paper_bits):
+def draw_all(cells, scale, paper_bits, into=None):
     """Every figure of a scale that its records give, into plots/ (the smoke scales: into
-    results/smoke_plots, so that a test never redraws the committed figures). A figure cannot
-    mark a record of an earlier recipe (°, report.py), so it leaves those out. paper_bits: the
-    paper's bits per trainable parameter by variant (report.PAPER), for claim 4's figure."""
+    results/smoke_plots, so that a test never redraws the committed figures; `into`: a folder of
+    one's own), and {name: what it shows} of each (`shown`). A figure cannot mark a record of an
+    earlier recipe (°, report.py), so it leaves those out. paper_bits: the paper's bits per
+    trainable parameter by variant (report.PAPER), for claim 4's figure."""
     global PLOT_DIR
-    PLOT_DIR = "results/smoke_plots" if "smoke" in scale else "plots"
+    PLOT_DIR = into or ("results/smoke_plots" if "smoke" in scale else "plots")
     os.makedirs(PLOT_DIR, exist_ok=True)
+    DRAWN.clear()
     fresh = {c: rs for c, runs in cells.items() if (rs := [r for r in runs if not r["superseded"]])}
     for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):
         plot(fresh, scale)
     plot_capacity(fresh, scale, paper_bits)
     if scale == "quick":
         plot_seeds(fresh)
+    return dict(DRAWN)
 
 
 # -----------------------------------------------------------------------------

@@ -3,13 +3,14 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
 
     python report.py --scale quick      # reads results/quick.jsonl
     python report.py --scale paper      # reads results/paper.jsonl
-    python report.py --check            # fails where a committed table or number is stale
+    python report.py --check            # fails where a committed table, number or figure is stale
 
 Nothing here is typed by hand: every number comes from a record (mean ± std over seeds, n = the
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
 table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
 results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/. Here: the claims and tables;
+`<!-- <scale>-tables -->` markers), and saves PNGs into plots/, with plots/figures.json (what
+each figure drawn from the records shows, for --check). Here: the claims and tables;
 records.py holds the rules (cells, prose), figures.py the figures, bench.py Table 7 and speed.
 """
 
@@ -18,9 +19,12 @@ import collections
 import dataclasses
 import fnmatch
 import functools
+import hashlib
+import json
 import os
 import re
 import sys
+import tempfile
 
 import bench
 import figures
@@ -1159,13 +1163,47 @@ def pieces(md):
             if (m := re.match(r"\*\*(.+?)[.?*]", piece))}
 
 
+def scale_cells(scale):  # a scale's cells from its records, superseded runs marked
+    return load(f"results/{scale}.jsonl", bench.superseded_tags(scale))
+
+
+# The figures drawn from the records (figures.draw_all) are files, not text: FIGURES lists what
+# each shows (figures.shown) and the hash of its PNG, so that --check can tell a committed figure
+# that the records would no longer draw. (The attention maps, drawn from checkpoints, are not in it.)
+FIGURES = "plots/figures.json"
+
+
+def png_hash(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()[:16] if os.path.exists(path) else None
+
+
+def figure_index(drawn):
+    """FIGURES' text, with the figures just drawn into plots/ ({name: what it shows})."""
+    index = json.load(open(FIGURES)) if os.path.exists(FIGURES) else {}
+    index.update({name: {"shows": shows, "png": png_hash(f"plots/{name}")}
+                  for name, shows in drawn.items()})
+    return json.dumps(dict(sorted(index.items())), indent=1) + "\n"
+
+
+def stale_figures(scale):
+    """A line for each figure a scale's records draw (in a folder of its own) whose committed PNG
+    is not the one FIGURES lists, or that shows something else than the records give now."""
+    index = json.load(open(FIGURES)) if os.path.exists(FIGURES) else {}
+    kept = figures.PLOT_DIR  # (draw_all points it at the temporary folder)
+    with tempfile.TemporaryDirectory() as tmp:
+        drawn = figures.draw_all(scale_cells(scale), scale, PAPER["t4/memorize"], into=tmp)
+    figures.PLOT_DIR = kept
+    return [f"plots/{name} ({scale}): not the figure its records draw now"
+            for name, shows in drawn.items()
+            if index.get(name) != {"shows": shows, "png": png_hash(f"plots/{name}")}]
+
+
 def render_all(scale, draw=True, recompute_init=False):
     """{path: text} of every file that report.py writes for a scale: the tables file, README.md
     and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False.
     The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
-    cells = load(f"results/{scale}.jsonl", bench.superseded_tags(scale))
-    if draw:
-        figures.draw_all(cells, scale, PAPER["t4/memorize"])
+    cells = scale_cells(scale)
+    drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
     if scale == "quick":
         parts += [figures.covariance_at_init(setting, draw, recompute=recompute_init)
@@ -1183,6 +1221,8 @@ def render_all(scale, draw=True, recompute_init=False):
     rows = claim_rows(cells, need=3 if scale.startswith("paper") else 1)
     claims = verdicts(cells, 3 if scale.startswith("paper") else 1, rows)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
+    if drawn and scale in ("quick", "paper"):
+        out[FIGURES] = figure_index(drawn)
     # the verdicts go to the README, the tables to the findings file, each between its markers,
     # or one table where the text needs it (pieces), with each claim's verdict sentence
     readme = {"verdicts": claims, "summary": summary(cells, rows)}
@@ -1232,11 +1272,13 @@ def overclaims(docs=None):
 
 def check():
     """Re-render everything from the records, in memory, and compare it with the committed
-    files: a number typed by hand, or one left stale after new records, fails here."""
+    files, and redraw the figures into a temporary folder (stale_figures): a number typed by
+    hand, or a number or figure left stale after new records, fails here."""
     UNFOUND.clear()  # this check's renders alone (a process may have rendered before: the tests)
     FILLED.clear()
     stale = []
     for scale in ("quick", "paper"):
+        stale += stale_figures(scale)
         for path, text in render_all(scale, draw=False).items():
             old = open(path).read() if os.path.exists(path) else ""
             if old != text:
@@ -1253,15 +1295,16 @@ def check():
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"
-                                   if stale else "every rendered block and number matches the records"))
+                                   if stale else "every rendered block, number and figure matches the records"))
     return not stale
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scale", default="quick", choices=["quick", "paper", "smoke", "paper-smoke"])
-    p.add_argument("--check", action="store_true", help="compare the committed README, FINDINGS "
-                   "and tables with what the records give; exit 1 where they differ; write nothing")
+    p.add_argument("--check", action="store_true", help="compare the committed README, FINDINGS, "
+                   "tables and figures with what the records give; exit 1 where they differ; "
+                   "write nothing")
     p.add_argument("--recompute-init", action="store_true", help="draw the untrained models of "
                    "the covariance-at-init study again (minutes on a CPU) instead of reading "
                    "results/covariance_at_init*.json, and rewrite those files where a digit moved")

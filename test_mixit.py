@@ -2198,8 +2198,9 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
         shutil.copy(os.path.join(HERE, setting[5]), "results")
     with open("results/quick.jsonl", "w") as f:
         f.write(json.dumps({"config": {"tag": "t3/add/mixit/s0", "task": "add", "task_size": 3,
-                                       "data_seed": 0, "eval_size": 64, "n_layer": 2},
-                            "final": {"acc": 0.9}, "history": [{"step": 0, "train_s": 0, "acc": 0.9}], "wall_s": 60}) + "\n")
+                                       "data_seed": 0, "eval_size": 64, "n_layer": 2,
+                                       "variant": "mixit", "n_head": 4, "n_embd": 64, "lr": 1e-3},
+                            "final": {"acc": 0.9, "token_cov": 0.1}, "history": [{"step": 0, "train_s": 0, "acc": 0.9}], "wall_s": 60}) + "\n")
     with open("README.md", "w") as f:
         f.write("MixiT adds <!--= quick t3/add/mixit acc -->95.0<!--/-->% (stale).\n"
                 "<!-- quick-summary -->\n<!-- quick-summary -->\n")
@@ -2211,8 +2212,8 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
                 with open(path, "w") as f:
                     f.write(text)
     assert not report.check() and "README.md" in capsys.readouterr().out
-    for scale in ("quick", "paper"):
-        for path, text in report.render_all(scale, draw=False).items():
+    for scale in ("quick", "paper"):  # as `python report.py --scale S` renders (and draws)
+        for path, text in report.render_all(scale).items():
             with open(path, "w") as f:
                 f.write(text)
     assert "MixiT adds <!--= quick t3/add/mixit acc -->90.0<!--/-->%" in open("README.md").read()
@@ -2525,6 +2526,46 @@ def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_
                                              "final": {"acc": 0.2}, "steps": 600})
     left = [line.split()[0] for line in bench.todo(str(rungs), str(records))]
     assert sorted(left) == [f"c4/memorize/mixit-steps1200/s{s}" for s in range(3)]
+
+
+def test_check_finds_a_figure_that_its_records_no_longer_draw(tmp_path, monkeypatch):
+    """A figure is a file, not text: report.FIGURES keeps what each figure drawn from the records
+    shows (figures.shown) and its PNG's hash. --check (stale_figures) redraws them in a folder of
+    its own: a new record the figure does not show yet fails it, and so does a PNG that is not
+    the one drawn; drawing again mends both."""
+    import figures
+    import report
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(figures, "floor_pct", lambda cells, prefix: 3.5)
+    os.makedirs("results")
+
+    def add(tag, steps, acc):
+        with open("results/quick.jsonl", "a") as f:
+            f.write(json.dumps({"config": {"tag": tag, "task": "memorize", "task_size": 128,
+                                           "n_embd": 16, "steps": steps},
+                                "final": {"acc": acc, "bits_per_param": 10 * acc}}) + "\n")
+
+    def draw():
+        index = report.figure_index(figures.draw_all(report.scale_cells("quick"), "quick",
+                                                     {"standard": 2.98}))
+        with open(report.FIGURES, "w") as f:
+            f.write(index)
+    for s, acc in enumerate((0.25, 0.26, 0.27)):
+        add(f"c4/memorize/standard/s{s}", 6000, acc)
+        add(f"c4/memorize/standard-steps12000/s{s}", 12000, acc + 0.03)
+    draw()
+    assert json.load(open(report.FIGURES)).keys() == {"capacity_quick.png"}
+    assert report.stale_figures("quick") == [] and figures.PLOT_DIR == "plots"
+    add("c4/memorize/standard-steps24000/s0", 24000, 0.33)  # a budget the figure lacks
+    assert report.stale_figures("quick") == ["plots/capacity_quick.png (quick): not the figure "
+                                             "its records draw now"]
+    draw()
+    assert report.stale_figures("quick") == []
+    with open("plots/capacity_quick.png", "ab") as f:  # a PNG that is not the one drawn
+        f.write(b"\0")
+    assert len(report.stale_figures("quick")) == 1
+    draw()
+    assert report.stale_figures("quick") == []
 
 
 def test_the_committed_readme_and_findings_match_the_records(monkeypatch, capsys):

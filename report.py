@@ -1295,7 +1295,8 @@ def check():
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"
-                                   if stale else "every rendered block, number and figure matches the records"))
+                                   if stale else "every rendered block, number and figure "
+                                   "matches the records"))
     return not stale
 
 

@@ -25,8 +25,8 @@ import torch  # noqa: E402
 
 import mixit  # noqa: E402
 import runtime  # noqa: E402
-from records import (CAPACITY, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, NAMES, VARIANTS,  # noqa: E402
-                     at_depths, baseline, draw_runs, draw_values, final, ladder, mean_std,
+from records import (CAPACITY, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, NAMES,  # noqa: E402
+                     VARIANTS, at_depths, baseline, draw_runs, draw_values, final, ladder, mean_std,
                      read_budget, table, unstable)
 
 PLOT_DIR = "plots"  # draw_all sets it: the smoke scales draw into results/smoke_plots instead

@@ -34,8 +34,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
-                     ladder, read_budget, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS, READ_SEEDS,
-                     SETTLED, STEPS)
+                     ladder, read_budget, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS,
+                     READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -1169,12 +1169,14 @@ def scale_cells(scale):  # a scale's cells from its records, superseded runs mar
 
 # The figures drawn from the records (figures.draw_all) are files, not text: FIGURES lists what
 # each shows (figures.shown) and the hash of its PNG, so that --check can tell a committed figure
-# that the records would no longer draw. (The attention maps, drawn from checkpoints, are not in it.)
+# that the records would no longer draw. (The attention maps, drawn from checkpoints, are not in
+# it.)
 FIGURES = "plots/figures.json"
 
 
-def png_hash(path):
-    return hashlib.sha256(open(path, "rb").read()).hexdigest()[:16] if os.path.exists(path) else None
+def png_hash(path):  # None where the file is not there
+    if os.path.exists(path):
+        return hashlib.sha256(open(path, "rb").read()).hexdigest()[:16]
 
 
 def figure_index(drawn):

@@ -760,9 +760,6 @@ def plateau_rows(cells):
             for name, c in rows]
 
 
-# Table 12: claim 4's capacity cells (records.CAPACITY_ROWS) at each budget tried
-
-
 def budgets_tried(cells):  # every budget a capacity cell ran at, in steps
     return sorted({s for v in CAPACITY_ROWS for s, _ in ladder(cells, f"c4/memorize/{v}")})
 
@@ -1202,7 +1199,8 @@ def stale_figures(scale):
 
 def render_all(scale, draw=True, recompute_init=False):
     """{path: text} of every file that report.py writes for a scale: the tables file, README.md
-    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False.
+    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False,
+    and then gives FIGURES too.
     The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
     cells = scale_cells(scale)
     drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}

@@ -1063,6 +1063,8 @@ PROBES = [
     ("x/paper-long/frozen_qk-needle30/*", "Frozen-QK at width 512: retrieval at lr 3e-4"),
     ("x/paper-long/frozen_qk-induction64/*", "the same on induction"),
     ("x/paper-long/frozen_qk-modadd599/*", "modadd-599 needs more steps"),
+    ("x/t6-mixit-L16-shipped-3000", "MixiT as shipped (`--mixit_shipped`) at 16 layers on an H100, "
+     "cut to 3000 steps to fit a call: n = 1, decides nothing"),
 ]
 
 

@@ -18,6 +18,11 @@
 #                     With PACK, the measurement runs without MPS, then with it (tags -mps). If
 #                     the daemon is missing or will not start, the call says so and goes on
 #                     without it. Unset, MPS follows the best measurement (bench.py --mps).
+#   PROFILE=1 ...     first the profile of Table 4's memorize step (bench.py --profile at the paper
+#                     shape of t4/memorize/standard/s0 and t4/memorize/mixit/s0: the kernels that
+#                     take a step's time; into results/gpu.jsonl, tags gpu/profile-memorize-VARIANT),
+#                     as Table 4's runs are the longest of the queue. PROFILE_ARGS: flags added to
+#                     the profile's (a rehearsal on a CPU: a smaller batch)
 #   PROBE=1 ...       beside the queue (one run fewer at once), t6/add/mixit-L16/s0's line with
 #                     --mixit_shipped --steps 3000, into results/extra.jsonl (tag x/...)
 # then here, with the folder the call's files came back to:
@@ -95,7 +100,7 @@ measure() {  # the packing measurement at both shapes; $1: the tags' suffix ("" 
     --n_head 64 --batch_size 256 --resample --tag gpu/pack-barrier-mixit16-w512$1 --out results/gpu.jsonl || rc=$?
 }
 
-start=$(date +%s)  # CHECK and PACK come first; the minutes they take come off --minutes M
+start=$(date +%s)  # CHECK, PACK and PROFILE come first; the minutes they take come off --minutes M
 if [ "${CHECK:-}" = 1 ]; then  # t1/induction/standard/s0's recipe for 1000 steps, three times
   $PYTHON bench.py --graphs-check --n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 3e-4 \
     --warmup 300 --eval_interval 500 --resample --batch_size 256 --steps 1000 --task induction \
@@ -109,7 +114,16 @@ if [ -n "${PACK:-}" ]; then
   [ "${MPS:-}" = 1 ] && mps_start && measure -mps
   cp results/gpu.jsonl "$OUT/"
 fi
-if [ -n "${CHECK:-}${PACK:-}" ]; then
+if [ "${PROFILE:-}" = 1 ]; then  # Standard's memorize step beside MixiT's, at the queue's shape
+  for v in standard mixit; do
+    line=$(PYTHON=$PYTHON bash run_all.sh --list | grep "^t4/memorize/$v/s0 " | cut -d' ' -f2-)
+    if [ -z "$line" ]; then echo "gpu_call.sh: PROFILE=1: t4/memorize/$v/s0 is not in the queue"; continue; fi
+    $PYTHON bench.py --profile $line --tag gpu/profile-memorize-$v --out results/gpu.jsonl \
+      ${PROFILE_ARGS:-} || rc=$?
+  done
+  cp results/gpu.jsonl "$OUT/"
+fi
+if [ -n "${CHECK:-}${PACK:-}${PROFILE:-}" ]; then
   took=$(( ($(date +%s) - start + 59) / 60 ))
   for i in "${!args[@]}"; do
     [ "${args[$i]}" = --minutes ] && args[$((i + 1))]=$(( ${args[$((i + 1))]} - took ))

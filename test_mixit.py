@@ -2963,6 +2963,33 @@ def test_gpu_call_measures_packing_first_and_sends_back_what_only_the_machine_ca
     assert (repo / "results" / "heads_paper.json").exists()
 
 
+def test_gpu_call_profiles_the_memorize_step_first_at_the_queues_shape(tmp_path):
+    """gpu_call.sh PROFILE=1, with stand-ins for bench.py and run_all.sh: before the queue,
+    bench.py --profile runs once per variant with that cell's own line from run_all.sh --list,
+    its tag and PROFILE_ARGS; a cell the queue no longer lists (here MixiT's) is said and
+    skipped; the profile's records come back."""
+    machine, out = tmp_path / "machine", tmp_path / "out"
+    (machine / "results").mkdir(parents=True)
+    out.mkdir()
+    shutil.copy(os.path.join(HERE, "gpu_call.sh"), machine)
+    (machine / "bench.py").write_text(  # takes a second: the queue then gets a minute less
+        "import sys, time\ntime.sleep(1.2)\n"
+        "open('results/gpu.jsonl', 'a').write(' '.join(sys.argv[1:]) + '\\n')\n")
+    (machine / "run_all.sh").write_text(
+        'if [ "$1" = --list ]; then echo "t4/memorize/standard/s0 --n_embd 128 --task memorize";\n'
+        'echo "t4/memorize/mixit-steps30000/s0 --n_embd 64"; exit 0; fi\necho "run_all.sh $*"\n')
+    done = subprocess.run(["bash", "gpu_call.sh", "--minutes", "9"], cwd=machine,
+                          env={**os.environ, "OUT": str(out), "PROFILE": "1",
+                               "PROFILE_ARGS": "--batch_size 64", "MPS": "0"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "gpu.jsonl").read_text().splitlines() == [
+        "--profile --n_embd 128 --task memorize --tag gpu/profile-memorize-standard "
+        "--out results/gpu.jsonl --batch_size 64"]
+    assert "t4/memorize/mixit/s0 is not in the queue" in done.stdout
+    assert done.stdout.rstrip().endswith("run_all.sh --minutes 8"), done.stdout
+
+
 def test_gpu_call_mps_runs_every_run_of_the_call_through_the_daemon_or_says_why_not(tmp_path):
     """gpu_call.sh MPS=1 PACK=1,4,8, with stand-ins for NVIDIA's nvidia-cuda-mps-control, bench.py
     and run_all.sh: the packing measurement runs at both shapes without MPS, then the daemon

@@ -250,7 +250,7 @@ def profile(cfg, steps=30, warmup=10):
 # Packing several runs on one GPU: `python bench.py --pack 1,4,8,16 [flags]`
 
 PACK_RECORDS = "results/gpu.jsonl"  # where bench_gpu.sh writes the packing records
-DEFAULT_PER_GPU = 8  # before any packing record: 8 runs at once gave 3.0x on an H200 (FINDINGS)
+DEFAULT_PER_GPU = 8  # before any packing record (best_packing): what the first GPU sweeps used
 
 
 def pack(argv, counts):
@@ -484,14 +484,13 @@ def bench_hf(argv):
 # -----------------------------------------------------------------------------
 # The cost of a sweep before it runs: `bash run_all.sh --plan` (or python bench.py --plan FILE)
 #
-# Measured on one H100 (2026-11-23, torch 2.11, compile + bf16, results/gpu.jsonl): our 2-layer
-# models take about 9 ms a step at width 128 and 10 ms at width 512 (batch 1000): a step is
-# bound by kernel launches, not by FLOPs, until the model is large (MFU 16-21% at width 512).
-# Quick-size runs packed 8 to a GPU finished 6.0x as many runs per minute as one at a time
-# (2, 4: 1.8x, 3.5x). One such run took 24.7 s of wall time for 8.5 s of steps: 16 s go to
-# start-up, data and compilation. The model: a run takes RUN_START_S plus, per step,
-# max(FLOPs / (MFU x peak), STEP_FLOOR_MS); runs whose steps sit at the floor pack PER_GPU at a
-# time with that speed-up, the others do not.
+# The constants below were read off the H100 records of bench_gpu.sh (results/gpu.jsonl; FINDINGS,
+# Efficiency): a small model's step is bound by kernel launches (a floor, STEP_FLOOR_MS), not by
+# its FLOPs, until the model is large (then MFU of the chip's peak); quick-size runs packed P to a
+# GPU finish more runs per minute than one at a time (PACKING_SPEEDUP); and every run pays a
+# start-up (RUN_START_S: interpreter, data, compilation). The model: a run takes RUN_START_S
+# plus, per step, max(FLOPs / (MFU x peak), STEP_FLOOR_MS); runs whose steps sit at the floor
+# pack PER_GPU at a time with that speed-up, the others do not.
 
 H100_PEAK = PEAK_BF16_FLOPS["H100"]
 STEP_FLOOR_MS = 9.0
@@ -503,11 +502,10 @@ SPARE = 1.25  # run_all.sh --minutes starts a run only where its price, a quarte
 QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
 
 
-# The model prices a run alone on a GPU. run_all.sh packs PER_GPU runs to a GPU, and there the
-# first paper-scale sweep (results/paper.jsonl: one H200, 8 at a time) took 1.1-10x the model's
-# step time per run, the most on memorize (batch 32768: memory-bound, which FLOPs miss). So the
-# queue of `--minutes`, which must know whether a run fits in what is left of a GPU call, prices
-# a run by the measured step time of its shape where a record has one.
+# The model prices a run alone on a GPU. run_all.sh packs PER_GPU runs to a GPU, where a step
+# takes longer than alone, and a memory-bound shape (memorize's batch 32768) takes longer than its
+# FLOPs say. So the queue of `--minutes`, which must know whether a run fits in what is left of a
+# GPU call, prices a run by the measured step time of its shape where a record has one.
 SHAPE = ("task", "task_size", "variant", "n_layer", "n_head", "n_embd", "batch_size")
 
 
@@ -518,7 +516,7 @@ def shape_key(config):
 
 def measured_step_ms(latest):
     """{shape: ms per step of its newest run} of {tag: record} (run_all.sh's packed runs): the
-    newest, because a faster launch (CUDA graphs, 1.8x on one cell) makes the older times wrong."""
+    newest, because a faster launch (CUDA graphs, say) makes the older times wrong."""
     by_shape = {}
     for r in sorted(latest.values(), key=lambda r: r.get("time", "")):
         if r.get("ms_per_step"):
@@ -767,7 +765,7 @@ def queue(joblist, records, price=False, models=None):
         if not wanted(tag, argv):
             continue  # a budget of a ladder that the doubling rule does not ask for (yet)
         done = tag in latest
-        minutes = 2 if price else None  # a benchmark takes a minute or two
+        minutes = 2 if price else None  # a benchmark (a set number of steps) is priced at 2 minutes
         if "--bench" not in argv:
             given = mixit.parse_args(list(argv))
             cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})

@@ -214,8 +214,8 @@ def plot_lm_curves(cells, scale):
                 f"seed ({scale})", f"lm_curves_{scale}.png")
 
 
-# Claim 6's figure reads claim 6's own setting: Table 6b's rows at width 256, where Random adds
-# at 2 layers (`run_all.sh --claims`), at both of Random's inits; where they did not run (the
+# Claim 6's figure reads claim 6's own setting: Table 6b's rows at width 256 (the setting
+# `run_all.sh --claims` gives Random on add), at both of Random's inits; where they did not run (the
 # paper scale), Table 6's rows (width 512 there). The cells are read as report.py's depth tables
 # read them: records.at_depths, ROW-L<depth>.
 CLAIM6_ROWS = ("random-w256", "random_ref-w256", "mixit-w256")
@@ -405,7 +405,7 @@ def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
     attention at init averages tokens together (rank collapse) and MixiT's identity-plus-noise
     does not. Untrained models on add test sequences, mean over `seeds` seeds, in one of
     INIT_SETTINGS; a table row each (and a figure, with draw). The numbers are kept in a JSON
-    file (in git), which is read, not recomputed: drawing the models takes minutes on a CPU, and
+    file (in git), which is read, not recomputed: drawing the models is slow on a CPU, and
     another CPU may round the last digit differently. recompute (report.py --recompute-init), or
     a missing file, draws them again; with draw the file is rewritten where a shown digit moved."""
     title, width, digits, mixit_heads, depths, saved, figure = setting

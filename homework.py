@@ -145,12 +145,12 @@ GRADING = {
         "test_test_set_is_fixed_by_the_data_seed[hop]",
     ]),
     # more tasks, handed out and graded when named (not by default)
-    "sample_add": (10, "exercises 6 and 4: addition, which MixiT learns", [
+    "sample_add": (10, "exercises 6 and 4: addition, which the paper finds MixiT learns", [
         "test_add_answer_is_the_reversed_sum",
         "test_task_batches_have_the_right_shapes_and_tokens[add]",
         "test_training_batches_follow_the_generator_seed[add]",
     ]),
-    "sample_needle": (10, "exercises 3 and 5: retrieval, which MixiT cannot learn", [
+    "sample_needle": (10, "exercises 3 and 5: retrieval, which the paper finds MixiT cannot learn", [
         "test_needle_answer_is_the_value_of_the_queried_key",
         "test_task_batches_have_the_right_shapes_and_tokens[needle]",
         "test_training_batches_follow_the_generator_seed[needle]",
@@ -179,8 +179,8 @@ DEFAULT_PARTS = ["mixing_matrices", "MixingAttention.forward", "apply_rotary",
 # puts its sweep there (mixit_args), adds only --seed, --tag, --out, --resume (and, for exercise
 # 2, --save), which change no number, and leaves every setting the command does not give at
 # mixit.py's default. Each command states --dtype float32, so that every CPU computes alike, and
-# its steps, width and task size, so that the whole key takes minutes on 2 CPU cores, not hours
-# (results/answers/times.json keeps each exercise's wall time and the machine's load then).
+# its steps, width and task size, chosen so that the whole key fits a 2-core CPU (results/
+# answers/times.json keeps each exercise's wall time and the machine's load then).
 # Every command runs in the handout itself (python mixit.py --help lists every flag).
 Exercise = collections.namedtuple("Exercise", "question commands hand_in")
 F32 = "--dtype float32"
@@ -452,9 +452,9 @@ points in proportion to its grading tests that pass.
 Once the parts are written the model trains (`python mixit.py --help` lists every flag):
 
 ```bash
-python mixit.py --variant frozen_qk --task copy    # a minute or two on a laptop CPU: it copies
-python mixit.py --variant mixit --task copy        # the same budget: it fails, it cannot retrieve
-python mixit.py --variant mixit --task modadd --task_size 59   # but it adds mod p
+python mixit.py --variant frozen_qk --task copy    # frozen random Q, K: does it copy?
+python mixit.py --variant mixit --task copy        # the same budget; the paper: MixiT cannot retrieve
+python mixit.py --variant mixit --task modadd --task_size 59   # a task that needs no retrieval
 ```
 
 Each run prints its test accuracy and appends a record (its settings and learning curve) to
@@ -613,9 +613,8 @@ def where_and_why(name, frames, error):
 def only_tests(source, nodes):
     """The test file's source with only the tests of `nodes`: every other test function, with
     its decorators, becomes blank lines, so that each line keeps its number (the feedback cites
-    them). pytest rewrites the asserts of every test in a file it imports: for every test of
-    test_mixit.py that took 0.8 s of each submission's grading, for the 44 that grade all the
-    parts 0.1 s."""
+    them). pytest rewrites the asserts of every test in a file it imports, at a price per test:
+    blanking the tests that grade nothing keeps each submission's grading short."""
     keep, lines = {node.split("[")[0] for node in nodes}, source.splitlines(keepends=True)
     for node in parsed(source).body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and node.name not in keep:

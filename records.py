@@ -608,7 +608,7 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # -----------------------------------------------------------------------------
 # Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
 # between two markers that say where it comes from, and report.py rewrites it from the records:
-#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->1.08 ± 0.05<!--/--> bits
+#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->(the value)<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
 # (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
 # [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,

@@ -722,9 +722,9 @@ def depth_b_caption(cells):
     first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
     r = first["random-w256"]["config"]
     return (f" (`run_all.sh --claims`): Random at width {r['n_embd']} on add-{r['task_size']} (lr "
-            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), as "
-            "Table 6's width-64 Random does not solve add; MixiT in the same setting with 64 heads "
-            "(at a lower lr: run_all.sh's probes at 1e-2 and 3e-3), and MixiT with 64 heads at "
+            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), a "
+            "second setting beside Table 6's width-64 one; MixiT in the same setting with 64 "
+            "heads (at the lr its row names), and MixiT with 64 heads at "
             "Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) and the token "
             "covariance at the last block; '–': not run."
             + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn from "
@@ -746,7 +746,7 @@ def plateau_rows(cells):
     def steps(c):
         return cells[c][0]["steps"] if cells.get(c) else "–"
     rows = [(NAMES[v] + " (hop)", f"c2/hop/{v}") for v in ("standard", "frozen_qk")]
-    # Table 1's and 3's unstable cells given more steps (claims 1-3 read these)
+    # the cells of Tables 1 and 3 that --claims gives more steps (claims 1-3 read these)
     rows += [(f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)", c)
              for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
     rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
@@ -914,9 +914,9 @@ TABLES = [
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
           "(Table 1 stops at 1000), MixiT with 64 heads on add-{size:c3/add/} for "
           "{steps:c3/add/mixit-heads64} steps and on dyck-{size:c3/dyck/} for "
-          "{steps:c3/dyck/mixit-heads64} steps (the paper's MixiT has 32-256 heads), Table 1's and "
-          "3's unstable cells (copy, induction, modadd) given more steps, and memorization of a "
-          "table that no variant holds whole "
+          "{steps:c3/dyck/mixit-heads64} steps (the paper's MixiT has 32-256 heads), the cells "
+          "of Tables 1 and 3 that run_all.sh gives more steps (copy, induction, modadd), and "
+          "memorization of a table that no variant holds whole "
           "(n={size:c4/}, width {width:c4/memorize/standard}, each row at the budget it names: "
           "Table 12): test accuracy (%), bits per trainable parameter, and the accuracy 1000 "
           "steps before the end. Under the cosine schedule the learning rate is near 0 over those "

@@ -335,8 +335,8 @@ def restore_state(state, model, optimizer, gen):
 
 def data_pool(cfg, device, world=1):
     """How many training batches to draw at once (--data_pool; 0 = auto). On a GPU a batch drawn
-    alone costs a few dozen small kernel launches, as much time as a small model's whole step;
-    drawn 32 at a time they cost about one launch a step. On the CPU one at a time keeps the data
+    alone is a few dozen small kernel launches (bench.py --profile counts them), which a small
+    model's step waits on; drawn 32 at a time, 32 steps share them. On the CPU one at a time keeps the data
     stream the committed records were made with. Under torchrun each rank draws one at a time
     (only rank 0 saves the training state, and with it the batches drawn but not yet used)."""
     if world > 1:

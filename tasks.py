@@ -18,8 +18,9 @@ sequences of a task are split by a hash of their tokens, one in five (hash = 0 m
 test set and the rest into training, and both sides are drawn from the same generator. A
 training row that falls on the test side gets an all-False mask (no host sync). Holding out the
 test set's *own draws* instead would take the commonest short strings out of training wherever
-the input space is small (at dyck-6, 76% of training rows lost their loss and "yes" fell from
-58% to 24% of the rest), so the model would train on one distribution and be scored on another.
+the input space is small (at dyck-6 most training rows would lose their loss, and the share of
+"yes" among the rest would change), so the model would train on one distribution and be scored
+on another.
 
 Tasks (`python mixit.py --task NAME`; `--task_size` sets the size in brackets):
     add        decimal addition, digits least-significant first    [digits per operand]
@@ -336,8 +337,9 @@ def sample_dyck(B, gen, max_pairs):
     # a third: shuffle the interior of the balanced string. The counts of '(' and ')' stay equal
     # and the string still opens with '(' and closes with ')', so only the running depth tells
     # (a shuffle of n pairs is balanced with probability about 1/n). With two swapped positions
-    # instead, as the reference does, "equal counts, opens with '(', closes with ')'" answered
-    # 98% of the test set right: dyck measured counting, not nesting
+    # instead, as the reference does, "equal counts, opens with '(', closes with ')'" answers
+    # nearly every such negative right: dyck would measure counting, not nesting (Table 3's
+    # floor row prints that rule's accuracy on today's test set)
     keys = _rand((B, L), gen)  # interior positions 1..length-2 get random sort keys ...
     keys = torch.where(pos[None, :] == 0, -1.0, keys)  # ... the first stays first ...
     keys = torch.where(pos[None, :] >= length[:, None] - 1, 2.0 + pos[None, :], keys)  # ... the rest stay

@@ -610,7 +610,8 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->(the value)<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
-# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; with
+# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; a,!c
+# for a's runs but c's; with
 # [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,
 # superseded runs too: the way to cite a run of an earlier recipe, e.g.
 # t6/add/mixit-L2[lr=1e-3&n_head=64] or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
@@ -691,13 +692,18 @@ def number(spec, records_of, record_values=record_values):
         except ValueError:
             return "has not run"
 
-    def runs_of(pattern):  # CELL may list several patterns: a,b; and end in [KEY=VALUE&...]
+    def runs_of(pattern):  # CELL may list several patterns: a,b or a,!c; and end in [KEY=VALUE&...]
         pattern, _, where = pattern.partition("[")
         conds = [c.partition("=")[::2] for c in where.rstrip("]").split("&") if c]
-        runs = [r for r in records_of(name, every=bool(conds)) if any(
-            fnmatch.fnmatchcase(r["config"]["tag"], p) or fnmatch.fnmatchcase(
-                cell_of(r["config"]["tag"]), p) for p in pattern.split(","))
-            and all(same_value(r["config"].get(k, r.get(k)), v) for k, v in conds)]
+        pats = pattern.split(",")
+        keep, leave = [p for p in pats if p[:1] != "!"], [p[1:] for p in pats if p[:1] == "!"]
+
+        def hit(tag, patterns):  # a whole tag (with its seed) or its cell matches
+            return any(fnmatch.fnmatchcase(tag, p) or fnmatch.fnmatchcase(cell_of(tag), p)
+                       for p in patterns)
+        runs = [r for r in records_of(name, every=bool(conds))
+                if hit(r["config"]["tag"], keep) and not hit(r["config"]["tag"], leave)
+                and all(same_value(r["config"].get(k, r.get(k)), v) for k, v in conds)]
         if not runs:
             raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
         return runs

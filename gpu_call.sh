@@ -7,7 +7,7 @@
 #                     first the packing measurement (bench.py --pack: P copies at once, timed
 #                     together, at Table 1's induction shape; into results/gpu.jsonl), then the
 #                     queue for the minutes left of the 9; at the 16-layer 64-head MixiT
-#                     shape too (Table 6's longest runs)
+#                     shape too (the runs of Table 6 that --plan prices longest)
 #   CHECK=1 ...       first the CUDA-graphs check (bench.py --graphs-check: t1/induction/standard/
 #                     s0's recipe for 1000 steps with graphs and twice without, every step's batch,
 #                     learning rate and loss compared; into results/gpu.jsonl). Where graphs
@@ -20,9 +20,9 @@
 #                     without it. Unset, MPS follows the best measurement (bench.py --mps).
 #   PROFILE=1 ...     first the profile of Table 4's memorize step (bench.py --profile at the paper
 #                     shape of t4/memorize/standard/s0 and t4/memorize/mixit/s0: the kernels that
-#                     take a step's time; into results/gpu.jsonl, tags gpu/profile-memorize-VARIANT),
-#                     as Table 4's runs are the longest of the queue. PROFILE_ARGS: flags added to
-#                     the profile's (a rehearsal on a CPU: a smaller batch)
+#                     take a step's time; into results/gpu.jsonl, tags gpu/profile-memorize-V), as
+#                     --plan prices Table 4's runs highest. PROFILE_ARGS: flags added to the
+#                     profile's (a rehearsal on a CPU: a smaller batch)
 #   PROBE=1 ...       beside the queue (one run fewer at once), t6/add/mixit-L16/s0's line with
 #                     --mixit_shipped --steps 3000, into results/extra.jsonl (tag x/...)
 # then here, with the folder the call's files came back to:

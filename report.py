@@ -184,12 +184,12 @@ def frozen_qk_retrieves(A):  # (2)
 
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
-    L = A.longest
+    L = A.longest  # (add: Table 11's 64-head cell, else Table 5's, else Table 3's 4-head one)
     # memorize reads claim 4's capacity cells at their read budgets (Table 12): a budget whose
     # doubling has not settled leaves the memorize test open, settled both ways (records.outcome)
     memorize = [capacity_cell(A.base, f"c4/memorize/{v}") for v in ("mixit", "standard")]
     ours, tests, *rest = on_each(
-        A, {"add": (L("t3/add/mixit", "c3/add/mixit-heads64"), "t3/add/standard"),
+        A, {"add": (L(L("t3/add/mixit", "t5/add/heads64"), "c3/add/mixit-heads64"), "t3/add/standard"),
             "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
             "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
             "memorize": tuple(c if c else L(f"t4/memorize/{v}") for (c, _), v in

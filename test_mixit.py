@@ -2131,6 +2131,31 @@ def test_no_verdict_rests_on_an_unstable_cell():
     assert "induction (Table 11) 99.9 ± 0.1" in r2 and "| reproduced |" in r2
 
 
+def test_table_5s_64_head_cell_is_table_6s_2_layer_mixit_where_that_has_64_heads(tmp_path):
+    """One configuration, one run: where Table 6's MixiT has 64 heads (the paper scale), Table 5's
+    64-head cell reads Table 6's 2-layer MixiT, and a t5/add/heads64 record of another recipe
+    beside it is not read; where Table 6's MixiT has 4 heads (the quick scale), Table 5 keeps its
+    own cell. Claim 3 reads that 64-head cell on add where Table 11 has none."""
+    import report
+    def rec(tag, acc, **config):
+        return json.dumps({"config": {"tag": tag, "n_head": 4, "n_layer": 2, **config},
+                           "final": {"acc": acc}, "history": []})
+    paper, quick = tmp_path / "paper.jsonl", tmp_path / "quick.jsonl"
+    t6 = [f"t6/add/mixit-L2/s{i}" for i in range(3)]
+    paper.write_text("\n".join(
+        [rec("t5/add/heads64/s0", 0.4, n_head=64, steps=10000)]
+        + [rec(tag, 1.0, n_head=64, steps=20000) for tag in t6]
+        + [rec(f"t3/add/{v}/s{i}", a) for v, a in (("mixit", 0.3), ("standard", 1.0)) for i in range(3)]))
+    cells = report.load(str(paper))
+    assert [r["config"]["tag"] for r in cells["t5/add/heads64"]] == t6
+    row = next(l for l in report.verdicts(cells).splitlines() if l.startswith("| 3. "))
+    assert "add (MixiT 64 heads) 100.0 ± 0.0 vs 100.0 ± 0.0" in row, row
+    quick.write_text("\n".join([rec(f"t5/add/heads64/s{i}", 0.9, n_head=64) for i in range(3)]
+                               + [rec(f"t3/add/mixit/s{i}", 0.3) for i in range(3)]))
+    cells = report.load(str(quick))  # Table 6's 2-layer MixiT borrows Table 3's 4-head cell
+    assert [r["final"]["acc"] for r in cells["t5/add/heads64"]] == [0.9] * 3
+
+
 def test_report_skips_a_broken_record_line_and_names_it(tmp_path, capsys):
     """A run killed while writing leaves half a line: report.py names the file and the line on
     stderr and renders the other records, instead of stopping with a traceback."""

@@ -117,7 +117,7 @@ fi
 if [ "${PROFILE:-}" = 1 ]; then  # Standard's memorize step beside MixiT's, at the queue's shape
   for v in standard mixit; do
     line=$(PYTHON=$PYTHON bash run_all.sh --list | grep "^t4/memorize/$v/s0 " | cut -d' ' -f2-)
-    if [ -z "$line" ]; then echo "gpu_call.sh: PROFILE=1: t4/memorize/$v/s0 is not in the queue"; continue; fi
+    [ -n "$line" ] || { echo "gpu_call.sh: PROFILE=1: t4/memorize/$v/s0 is not in the queue"; continue; }
     $PYTHON bench.py --profile $line --tag gpu/profile-memorize-$v --out results/gpu.jsonl \
       ${PROFILE_ARGS:-} || rc=$?
   done

@@ -42,7 +42,7 @@
 # (1200 steps), memorization capacity with a table no variant can hold (`--task_size 128` at width
 # 16, from 6000 steps, doubled while doubling moves it: Table 12), depth where Random adds (width
 # 256, 2, 8 and 16 layers) against 64-head MixiT, and
-# the unstable cells of Tables 1 and 3 given more steps (copy, induction, modadd); seeds 0-2.
+# cells of Tables 1 and 3 given more steps (copy, induction, modadd); seeds 0-2.
 # --plan: every paper-scale run with its FLOPs and estimated H100 minutes (bench.py's cost
 # model), the total at PER_GPU packing, the runs longer than a GPU call, and the price of the
 # queue left, into results/queue-paper.jsonl (written only when that price changed; rerun --plan
@@ -133,20 +133,19 @@ touch "$OUT"
 # --- the settings of each scale ---------------------------------------------------------------
 if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   N_SEEDS=${N_SEEDS:-1}
-  # tasks with one scored token per sequence need big batches (batch 64 against batch 256 on
-  # needle, and batch 64 against batch 128 on add: the early probes, whose runs predate the
-  # records)
+  # SPARSE: the tasks that score few tokens per sequence get bigger batches than DENSE's (sizes
+  # chosen by early probes whose runs predate the records)
   BASE="--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 --eval_interval 200"
   SPARSE="--batch_size 256 --steps 400"
   # add: 2000 steps (Table 8 gives the steps each variant took to its result)
   DENSE="--batch_size 128 --steps 2000"
-  # modadd: 1200 steps (it groks: Table 8 gives the steps each variant took; Table 11 gives it
+  # modadd: 1200 steps (a grokking task: Table 8 gives the steps each variant took; Table 11 gives it
   # more steps)
   MODADD="--batch_size 256 --steps 1200"
-  # hop: k = 3, 1000 steps. At k = 2 "copy the current token" scores (the second hop often lands
-  # back where it started: the probe `x/quick-hop-k2/*`, FINDINGS' Probes; the floors, Table 1)
+  # hop: k = 3, 1000 steps. At k = 2 the second hop can land back where it started, so "copy the
+  # current token" can score (the probe `x/quick-hop-k2/*`, FINDINGS' Probes; the floors, Table 1)
   HOP="--batch_size 256 --steps 1000"
-  declare -A SIZE=([add]=4 [modadd]=59 [dyck]=10 [memorize]=48 [needle]=6 [copy]=8 [induction]=12 [hop]=3 [lm]=64)
+  declare -A SIZE=([add]=4 [modadd]=59 [dyck]=10 [needle]=6 [copy]=8 [induction]=12 [hop]=3 [lm]=64)
   NEEDLE_SIZES="2 4"               # figure: accuracy against the number of pairs (+ Table 1's needle-6)
   MEM="--n_embd 32 --n_head 4 --batch_size 1024 --steps 1200 --lr 1e-2 --task_size 128"
   LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 400 --lr 2e-3"
@@ -179,30 +178,30 @@ else
   NEEDLE="$RETRIEVE --lr 1e-4"
   # copy-20: lr 1e-3, 1200 steps (the first paper runs t1/copy/*/s0, in results/paper.jsonl)
   COPY="--batch_size 256 --steps 1200 $SOLVED"
-  # hop-16: the retrieval recipe at the paper's 5 layers, as the probes x/paper-long/*-hop16/* and x/paper-r1/hop-L2/* at 2 layers did not leave their plateau.
-  # No width-512 probe at 5 layers yet; the CPU probes x/hop16-L*-w64/* and x/hop16-L5-w128/* ran lr 1e-3 and 3e-4 (FINDINGS' Probes): hop keeps the retrieval recipe's 3e-4, and a hop seed flat here is the first to rerun at 1e-3
+  # hop-16: the retrieval recipe at the paper's 5 layers, after the 2-layer probes x/paper-long/*-hop16/* and x/paper-r1/hop-L2/* (results/extra.jsonl).
+  # The CPU probes x/hop16-L*-w64/* and x/hop16-L5-w128/* ran lr 1e-3 and 3e-4 (FINDINGS' Probes): hop keeps the retrieval recipe's 3e-4, and a hop seed flat here is the first to rerun at 1e-3
   HOP="$RETRIEVE --n_layer 5"
   # add-10: 3000 steps (the first paper runs t3/add/*/s0, in results/paper.jsonl)
   DENSE="--batch_size 256 --steps 3000 $SOLVED"
-  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps); at batch 256 Frozen-QK was slower to grok (x/paper-long/frozen_qk-modadd599/lr1e-3: FINDINGS' Probes)
+  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps), not batch 256 (the probe x/paper-long/frozen_qk-modadd599/*: FINDINGS' Probes)
   MODADD="--batch_size 4000 --lr 1e-3 --warmup 50 --steps 20000 --eval_interval 500 --stop_acc 0.99"
   # dyck-30: up to 6000 steps (the first paper runs t3/dyck/*/s0 at 1200, in results/paper.jsonl)
   DYCK="--batch_size 256 --steps 6000 $SOLVED --patience 2000 --min_delta 0.01 --min_steps 3000"
-  declare -A SIZE=([add]=10 [modadd]=599 [dyck]=30 [memorize]=512 [needle]=30 [copy]=20 [induction]=64 [hop]=16 [lm]=256)
+  declare -A SIZE=([add]=10 [modadd]=599 [dyck]=30 [needle]=30 [copy]=20 [induction]=64 [hop]=16 [lm]=256)
   NEEDLE_SIZES="5 10 20 30"
-  # memorize-512: the reference's hdmemorize (batch 32768, lr 5e-3, wd 1e-4, warm-up 500), to its plateau (the stopping rule below; the first paper run t4/memorize/standard/s0 stopped too early)
+  # memorize-512: the reference's hdmemorize (batch 32768, lr 5e-3, wd 1e-4, warm-up 500), to its plateau (the stopping rule below); memorize's size is MEM's --task_size
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 15000 --lr 5e-3 --weight_decay 1e-4 --warmup 500 --eval_interval 500 --task_size 512 --patience 3000 --min_delta 0.01 --min_steps 6000"
-  # lm: the standard library's sources (--data stdlib, shipped in corpus/) instead of the help text, which the first paper runs t2/lm/*/s0 overfit (FINDINGS, claim 8); the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
+  # lm: the standard library's sources (--data stdlib, shipped in corpus/) instead of the help text of the first paper runs t2/lm/*/s0 (FINDINGS, claim 8, says why); the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
   # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4, chosen by t5/add/heads*/s0, t6/add/mixit-L2/s0
   # and the probes x/add10-w256-mixit64/* (FINDINGS, claim 5, and Probes)
   HEADS="4 32 64 256"; HEAD_RUN="--steps 20000 --lr 3e-4"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
-  # Table 6: MixiT with 64 heads (4 heads never add: t6/add/mixit-L*/s0), Table 5's steps and lr; Random at lr 1e-3 (adds at every depth, t6/add/random-L*/s0) and at the reference's 1e-2
+  # Table 6: MixiT with 64 heads (the paper's MixiT has 32-256; t6/add/mixit-L*/s0 ran 4), Table 5's steps and lr; Random at lr 1e-3 (chosen after t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"
   # and Random at the reference's Q/K init (0.02), at its lr 1e-2, where the paper's collapses (issue 37)
   REF_DEPTHS="2 4 8 16"
-  # Table 7 without CUDA graphs, as its first seed ran (graphs shrink every variant's step to
-  # about its matrix work, and then the variants' ratios would change with the seed)
+  # Table 7 without CUDA graphs, as its first seed ran, so that every seed times the same code
+  # (graphs change what a step's time is made of, and so the variants' ratios)
   BENCH="--task add --task_size 10 --n_embd 512 --n_layer 2 --n_head 4 --batch_size 1000 --cuda_graphs false"
   # Yelp: the reference's Standard recipe (4 layers, width 512, 8 heads, 10k steps, batch 256,
   # lr 8e-4, context 256), the whole test set
@@ -283,7 +282,9 @@ for seed in $SEEDS; do
     done
   done
   for h in $HEADS; do                              # Table 5: more heads for MixiT on add
-    cell "t5/add/heads$h/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
+    # (where Table 6's MixiT has 64 heads, its 2-layer cell is this one, run once as Table 6's)
+    [ "$h" = 64 ] && [ -n "$DEPTH_MIXIT" ] || \
+      cell "t5/add/heads$h/s$seed" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h --seed $seed
   done
   # at paper scale MixiT as shipped is queued after the claims' cells (bench.py priority); at
   # the CPU scales it runs with --claims, below
@@ -341,10 +342,9 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     for v in standard frozen_qk; do
       cell "c2/hop/$v/s$seed" $BASE $HOP --steps 3000 --task hop --task_size ${SIZE[hop]} --variant $v --seed $seed
     done
-    # Tables 1 and 3 leave three cells unstable (†: MixiT on copy and modadd, Frozen-QK on
-    # induction). A verdict may not rest on them, so claims 1-3 read these cells given more steps
-    # (Table 11); the probes x/claims-3x/* and x/claims-4000/* chose the budgets (FINDINGS'
-    # Probes)
+    # Claims 1-3 read Table 1's and 3's copy, modadd and induction cells given more steps
+    # (Table 11), so that no verdict rests on a cell whose seeds lie apart (†); the probes
+    # x/claims-3x/* and x/claims-4000/* chose the budgets (FINDINGS' Probes)
     for v in standard mixit; do
       cell "c1/copy/$v/s$seed" $BASE $SPARSE --steps 8000 --task copy --task_size ${SIZE[copy]} --variant $v --seed $seed
       cell "c3/modadd/$v/s$seed" $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant $v --seed $seed
@@ -352,9 +352,8 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     cell "c2/induction/frozen_qk/s$seed" $BASE $SPARSE --steps 1200 --task induction --task_size ${SIZE[induction]} --variant frozen_qk --seed $seed
     cell "c3/dyck/mixit-heads64/s$seed" $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 --seed $seed
     cell "c3/add/mixit-heads64/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --seed $seed
-    # claim 6: Table 6's width-64 Random does not learn to add at any depth it ran
-    # (t6/add/random-L*: FINDINGS, claim 6). At width 256 on add-3 it has accuracy that depth
-    # can take away (Table 6b's 2-layer cell): 8 and 16 layers, as the paper's depths.
+    # claim 6 in a second setting beside Table 6's width 64 (FINDINGS, claim 6, says why): width
+    # 256 on add-3, at 2, 8 and 16 layers, as the paper's depths.
     # MixiT runs the same setting with 64 heads (the paper's MixiT has 32 to 256 heads) at lr 1e-3, chosen
     # by probes at 1e-2 and 3e-3 whose runs predate the records. Random, which trains only its
     # embeddings, keeps the paper's 1e-2. MixiT also runs Table 5's setting (width 64, add-4,
@@ -390,8 +389,8 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       done
     done
   done
-  # claim 5 reads Table 5's fewest-heads cell at Table 5's budget: that cell alone raised to its
-  # ceiling would change the verdict (Table 13), so it is doubled, and read where doubling settled
+  # claim 5 reads Table 5's fewest-heads cell at Table 5's budget; Table 13 says whether that cell
+  # alone at its ceiling would change the verdict, so it is doubled, and read where doubling settled
   doublings t5/add/heads1 "8000 16000" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 1
   for seed in 0 1 2; do
     cell "c4/memorize/standard_mixblock/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 $(capacity_args standard_mixblock) --seed $seed

@@ -196,7 +196,7 @@ else
   # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4, chosen by t5/add/heads*/s0, t6/add/mixit-L2/s0
   # and the probes x/add10-w256-mixit64/* (FINDINGS, claim 5, and Probes)
   HEADS="4 32 64 256"; HEAD_RUN="--steps 20000 --lr 3e-4"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
-  # Table 6: MixiT with 64 heads (the paper's MixiT has 32-256; t6/add/mixit-L*/s0 ran 4), Table 5's steps and lr; Random at lr 1e-3 (chosen after t6/add/random-L*/s0) and at the reference's 1e-2
+  # Table 6: MixiT with 64 heads, as the paper's MixiT has many (t6/add/mixit-L*/s0 ran with 4), Table 5's steps and lr; Random at lr 1e-3 (chosen after t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"
   # and Random at the reference's Q/K init (0.02), at its lr 1e-2, where the paper's collapses (issue 37)
   REF_DEPTHS="2 4 8 16"
@@ -342,7 +342,7 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     for v in standard frozen_qk; do
       cell "c2/hop/$v/s$seed" $BASE $HOP --steps 3000 --task hop --task_size ${SIZE[hop]} --variant $v --seed $seed
     done
-    # Claims 1-3 read Table 1's and 3's copy, modadd and induction cells given more steps
+    # Claims 1 to 3 read the copy, modadd and induction cells of Tables 1 and 3 given more steps
     # (Table 11), so that no verdict rests on a cell whose seeds lie apart (†); the probes
     # x/claims-3x/* and x/claims-4000/* chose the budgets (FINDINGS' Probes)
     for v in standard mixit; do

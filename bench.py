@@ -11,6 +11,8 @@ Speed: time training steps of every variant, and the same step in Hugging Face f
     python bench.py --graphs-check --task induction --task_size 64 --n_embd 512 --steps 1000
                                             # do CUDA graphs change training? (one recipe, three
                                             # runs: with graphs, and twice without)
+    python bench.py --compile-vs-eager --task memorize --n_embd 16
+                                            # each variant eager and torch.compile'd, in turns
     python bench.py --time-tests            # the README's test command, timed, into
                                             # results/extra.jsonl (x/readme-tests)
 
@@ -90,52 +92,56 @@ def batches(task, cfg, gen, device):
     return BatchPool(draw, data_pool(cfg, device))
 
 
-def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None):
-    """Time training steps (data, forward, backward, AdamW) after a warm-up, for each variant.
+def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None, compile_modes=None):
+    """Time training steps (data, forward, backward, AdamW) after a warm-up, for each variant
+    (and with compile_modes, e.g. ("false", "true"), for each variant under each --compile).
 
     On a shared machine the speed drifts (on our 2-core VM two 20-step averages of the same
-    variant differed by up to 30%). So the variants take turns: one window of steps each, closed
-    by a sync, round after round, and ms/step is each variant's median window. A drift then hits
-    every variant alike instead of whichever happened to be running. Appends one record with
-    every variant's timings to cfg.out (Table 7 is rendered from it)."""
+    variant differed by up to 30%). So the runs take turns: one window of steps each, closed
+    by a sync, round after round, and ms/step is each run's median window. A drift then hits
+    every run alike instead of whichever happened to be running. Appends one record with
+    every run's timings to cfg.out (Table 7 is rendered from it)."""
     per_window = per_window or (20 if pick_device(cfg.device).startswith("cuda") else 4)
     print(f"benchmark: task {cfg.task}, n_layer {cfg.n_layer}, n_embd {cfg.n_embd}, n_head "
           f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up steps, then the median of "
-          f"{windows} windows of {per_window} steps, variants taking turns")
+          f"{windows} windows of {per_window} steps, the runs taking turns")
 
     def steps(n, model, fwd, optimizer, data, dtype):
         for _ in range(n):
             train_step(model, fwd, optimizer, next(data), cfg.lr, cfg, dtype)
 
-    runs = []  # per variant: (variant, model, its step arguments, its window times)
+    runs = []  # per run: (its row's labels, model, its step arguments, its window times)
     for variant in variants:
-        c = dataclasses.replace(cfg, variant=variant)
-        task, model, device, dtype, _ = build(c, verbose=False)  # task, device, dtype: all alike
-        fwd, sync = compiled(model, c, device)
-        data = batches(task, c, torch.Generator(device).manual_seed(0), device)
-        args = (model, fwd, make_optimizer(model, c, device), data, dtype)
-        steps(warmup, *args)
-        runs.append((variant, model, args, []))
+        for mode in compile_modes or (cfg.compile,):
+            c = dataclasses.replace(cfg, variant=variant, compile=mode)
+            task, model, device, dtype, _ = build(c, verbose=False)  # task, device, dtype: alike
+            fwd, sync = compiled(model, c, device)
+            data = batches(task, c, torch.Generator(device).manual_seed(0), device)
+            args = (model, fwd, make_optimizer(model, c, device), data, dtype)
+            steps(warmup, *args)
+            labels = {"variant": variant, **({"compile": mode} if compile_modes else {})}
+            runs.append((labels, model, args, []))
     sync()
     wait_for_the_others()
     for _ in range(windows):
-        for variant, model, args, window_s in runs:
+        for labels, model, args, window_s in runs:
             t0 = time.perf_counter()
             steps(per_window, *args)
             sync()
             window_s.append((time.perf_counter() - t0) / per_window)
     rows = []
-    for variant, model, args, window_s in runs:
+    for labels, model, args, window_s in runs:
         dt = sorted(window_s)[windows // 2]  # the median window's seconds per step
         tokens = cfg.batch_size * task.block_size
-        row = {"variant": variant, "ms_per_step": 1000 * dt, "samples_per_s": cfg.batch_size / dt,
+        row = {**labels, "ms_per_step": 1000 * dt, "samples_per_s": cfg.batch_size / dt,
                "tokens_per_s": tokens / dt, "window_ms": [round(1000 * w, 2) for w in window_s]}
         peak = next((v for k, v in PEAK_BF16_FLOPS.items() if device.startswith("cuda")
                      and k in torch.cuda.get_device_name()), None)
         if peak:
             row["mfu"] = model_flops_per_token(model, task.block_size) * tokens / dt / peak
         rows.append(row)
-        print(f"{variant:>10s} | {row['ms_per_step']:8.2f} ms/step "
+        name = labels["variant"] + (f", compile {labels['compile']}" if compile_modes else "")
+        print(f"{name:>10s} | {row['ms_per_step']:8.2f} ms/step "
               f"(windows {1000 * min(window_s):.1f}-{1000 * max(window_s):.1f}) | "
               f"{row['samples_per_s']:9.0f} samples/s | {row['tokens_per_s']:10.0f} tokens/s"
               + (f" | MFU {100 * row['mfu']:.1f}% of bf16 peak" if "mfu" in row else "")
@@ -905,7 +911,33 @@ def efficiency():
     out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
                "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
                "`x/cpu-bench-*` in results/extra.jsonl):\n\n" + table(header, rows))
+    vs = [r for r in files["extra"] if r["config"]["tag"] == COMPILE_VS_EAGER]
+    if vs:
+        out.append(compile_vs_eager(vs))
     return "\n\n".join(out)
+
+
+COMPILE_VS_EAGER = "x/cpu-compile-vs-eager-memorize-w16"  # bench.py --compile-vs-eager's record
+
+
+def compile_vs_eager(runs):
+    """The efficiency block's table of `bench.py --compile-vs-eager` on the CPU: each variant's
+    ms/step eager and compiled, and the ratio, mean ± std over the benchmarks."""
+    def ms(r, variant, mode):
+        return next(x[MS] for x in r["bench"] if (x["variant"], x["compile"]) == (variant, mode))
+    variants = [v for v in VARIANTS if any(x["variant"] == v for x in runs[-1]["bench"])]
+    rows = [[label] + [stat([ms(r, v, mode) for r in runs], 1, n=False) for v in variants]
+            for label, mode in (("eager (--compile false)", "false"),
+                                ("compiled (--compile true)", "true"))]
+    rows.append(["eager / compiled, x"] + [stat([ms(r, v, "false") / ms(r, v, "true") for r in runs],
+                                             1, 2, n=False) for v in variants])
+    c, r = runs[-1]["config"], runs[-1]
+    return ("torch.compile on the CPU (`python bench.py --compile-vs-eager`), claim 4's memorize "
+            f"shape (task size {c['task_size']}, width {c['n_embd']}, {c['n_layer']} layers, "
+            f"batch {c['batch_size']}, {r['dtype']}), {r['threads']} thread on {r['device_name']} "
+            "while the claim-4 sweep kept every core busy, so the times are a "
+            f"busy machine's and only their ratio reads (record `{COMPILE_VS_EAGER}`, "
+            f"n = {len(runs)}):\n\n" + table(["ms/step"] + [NAMES[v] for v in variants], rows))
 
 
 # -----------------------------------------------------------------------------
@@ -937,15 +969,20 @@ def time_tests(out="results/extra.jsonl"):
 
 def main(argv):
     """`python bench.py [mixit flags]`: time every variant (or the one named by --variant);
+    `python bench.py --compile-vs-eager [mixit flags]`: the same, each eager and compiled;
     `python bench.py --profile [mixit flags]`: profile one variant's step (default Standard)."""
     argv = [a for a in argv if a != "--bench"]  # run_all.sh's job lines mark benchmarks with it
     try:
         if argv[:1] == ["--profile"]:
             given = {"variant": "standard", **mixit.parse_args(argv[1:])}
             return profile(mixit.resolve_config(given))
-        given = mixit.parse_args(argv)
+        vs_eager = argv[:1] == ["--compile-vs-eager"]  # each variant eager and compiled, in turns
+        given = mixit.parse_args(argv[vs_eager:])
         cfg = mixit.resolve_config(given)
-        return bench(cfg, (cfg.variant,) if "variant" in given else VARIANTS)
+        variants = (cfg.variant,) if "variant" in given else VARIANTS
+        if vs_eager:
+            return bench(cfg, variants, windows=15, compile_modes=("false", "true"))
+        return bench(cfg, variants)
     except tasks.UsageError as e:
         sys.exit(f"error: {e}")
 

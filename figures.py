@@ -575,7 +575,7 @@ def draw_strength(record):
     the attention logits for inputs of RMS 1), averaged over heads and blocks."""
     fields = {f.name for f in dataclasses.fields(mixit.Config)}  # older records hold a few more
     given = {k: v for k, v in record["config"].items()
-             if k in fields and k not in ("load", "save", "save_steps", "out", "tag")}
+             if k in fields and k not in ("load", "save", "save_steps", "out", "tag", "compile")}
     cfg = mixit.resolve_config({**given, "device": "cpu", "out": ""})
     _, model, *_ = mixit.build(cfg, verbose=False)
     C, H = cfg.n_embd, cfg.n_head

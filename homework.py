@@ -723,8 +723,9 @@ RUN = ("import sys\ntry:\n    import homework, mixit\nexcept KeyboardInterrupt: 
        "    sys.exit(130)\nhomework.register_pointer_tasks()\nmixit.main(sys.argv[1:])")
 KEY_TITLE = "# Answer key (the teaching assistant's copy; do not hand it out)"
 COMMITTED = os.path.join("results", "answers")  # the key's records, in the repository
-# the record's settings that say nothing about the measurement (the key sets them per run)
-BOOKKEEPING = ("seed", "out", "tag", "resume", "save", "examples", "log_interval")
+# the record's settings that say nothing about the measurement (the key sets them per run, and
+# --compile changes how a step is launched, not what it computes)
+BOOKKEEPING = ("seed", "out", "tag", "resume", "save", "examples", "log_interval", "compile")
 
 
 def mixit_args(command, **values):

@@ -464,7 +464,7 @@ def build(cfg, verbose=True):
 
 
 def train_step(model, fwd, optimizer, batch, lr, cfg, dtype):
-    """One optimizer step on one batch. fwd is the model, or its compiled version on CUDA.
+    """One optimizer step on one batch. fwd is the model, or its compiled version (--compile).
     Returns the loss as a tensor: reading it (.item()) would wait for the GPU, so we don't."""
     for g in optimizer.param_groups:
         g["lr"] = lr
@@ -718,11 +718,11 @@ class Config:
     device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
     dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
                             "with native bf16, else fp32")
-    compile: bool = _f(True, "torch.compile the model on CUDA (ignored on CPU)")
-    cuda_graphs: bool = _f(True, "with --compile on one GPU: mode='reduce-overhead' (CUDA graphs): "
-                                 "a step's kernels replayed as one, which saves the launches of a "
-                                 "launch-bound model (FINDINGS, Efficiency, measures it); off under "
-                                 "torchrun")
+    compile: str = _f("auto", "torch.compile the model: true, false, or auto = on CUDA only (on "
+                              "a CPU it needs a C++ compiler; FINDINGS, Efficiency, measures it)")
+    cuda_graphs: bool = _f(True, "compiled on one GPU: mode='reduce-overhead' (CUDA graphs), a "
+                                 "step's kernels replayed as one, saving the launches of a launch-"
+                                 "bound model (FINDINGS, Efficiency, measures it); off in torchrun")
     data_pool: int = _f(0, "draw this many training batches at once and hand them out one by one "
                            "(a few large kernels instead of dozens of small ones a step); 0 = auto: "
                            "32 on one GPU, else 1 (the CPU's data stream as it has always been)")
@@ -785,10 +785,11 @@ def resolve_config(given):
                 raise UsageError(f"--{k} must {must}, got {getattr(cfg, k)}")
     if cfg.n_embd % cfg.n_head:
         raise UsageError(f"n_embd ({cfg.n_embd}) must be divisible by n_head ({cfg.n_head})")
-    mixit = cfg.variant == "mixit"
+    mixit, cuda = cfg.variant == "mixit", runtime.pick_device(cfg.device).startswith("cuda")
     for k, choices, auto in (("positions", ("rope", "learned"), "learned" if mixit else "rope"),
                              ("mlp_act", ("swiglu", "shaped"), "shaped" if mixit else "swiglu"),
-                             ("residual", ("plain", "scaled"), "scaled" if mixit else "plain")):
+                             ("residual", ("plain", "scaled"), "scaled" if mixit else "plain"),
+                             ("compile", ("true", "false"), "true" if cuda else "false")):
         if getattr(cfg, k) == "auto":  # the record carries the block that actually ran
             setattr(cfg, k, auto)
         if getattr(cfg, k) not in choices:
@@ -825,16 +826,17 @@ def resolve_config(given):
 def settings(cfg, task, device, dtype):
     """The lines a run opens with: its task, model, training and testing, then every other
     setting that is not its default, as the flag that gives it (the record keeps the whole config)."""
-    in_lines = {"task", "task_size", "variant", "n_layer", "n_head", "n_embd", "block_size",
-                "positions", "mlp_act", "residual", "steps", "batch_size", "lr", "warmup",
-                "weight_decay", "seed", "eval_size", "eval_interval", "out", "device", "dtype"}
+    in_lines = set("task task_size variant n_layer n_head n_embd block_size positions mlp_act "
+                   "residual steps batch_size lr warmup weight_decay seed eval_size eval_interval "
+                   "out device dtype compile".split())
     default = {f.name: f.default for f in dataclasses.fields(Config)}
     default["qk_init_std"] = round(1 / math.sqrt(cfg.n_embd), 6)  # what 0 became (resolve_config)
     flag = lambda v: str(v).lower() if isinstance(v, bool) else shlex.quote(str(v))  # noqa: E731
     other = [f"--{k} {flag(v)}" for k, v in dataclasses.asdict(cfg).items()
              if k not in in_lines and v != default[k]]
     tested = "sequences it trains on" if task.capacity_bits else "held-out sequences"  # as built
-    return [f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}",
+    return [f"task {cfg.task}: {task.note} | device {device} | {str(dtype).replace('torch.', '')}"
+            + (", compiled" if cfg.compile == "true" else ""),
             f"model: {cfg.n_layer} layers, {cfg.n_head} heads, width {cfg.n_embd}, sequences of up "
             f"to {cfg.block_size} tokens; {cfg.positions} positions, {cfg.mlp_act} MLP, "
             f"{cfg.residual} residual",

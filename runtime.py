@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import signal
 import sys
 import time
@@ -78,18 +79,32 @@ def check_memory(step_bytes, device, batch_size):
 
 
 def compiled(model, cfg, device, world=1):
-    """The model to call in the hot loop, torch.compile'd on CUDA and eager on the CPU (compiling
-    there needs a C++ compiler, which a laptop may lack), and a sync function for honest timings."""
+    """The model to call in the hot loop, torch.compile'd where --compile says (auto: on CUDA
+    only, as compiling on a CPU needs a C++ compiler, which a laptop may lack), and a sync
+    function for honest timings."""
     on_cuda = device.startswith("cuda")
+    sync = torch.cuda.synchronize if on_cuda else (lambda: None)
+    if cfg.compile != "true":  # (mixit.resolve_config turns auto into true on CUDA only)
+        return model, sync
+    if not on_cuda and not c_compiler():
+        raise UsageError("--compile true off CUDA needs a C++ compiler (g++, clang++ or $CXX) "
+                         "and found none; use --compile auto")
     # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
     # cuda_graphs: replay the forward's and the backward's kernels as one CUDA graph each. Our
     # models are small enough that a step can be bound by kernel launches, not by the matrix
     # units, and a graph launches each pass's kernels at once (FINDINGS, Efficiency, measures
     # what that saves). Under torchrun it stays off: DDP's gradient hooks inside a graph have not
-    # been run here.
-    mode = "reduce-overhead" if cfg.cuda_graphs and world == 1 else "default"
-    fwd = torch.compile(model, dynamic=False, mode=mode) if cfg.compile and on_cuda else model
-    return fwd, (torch.cuda.synchronize if on_cuda else (lambda: None))
+    # been run here. On the CPU compiling fuses the elementwise work of a step into a few loops.
+    mode = "reduce-overhead" if cfg.cuda_graphs and on_cuda and world == 1 else "default"
+    return torch.compile(model, dynamic=False, mode=mode), sync
+
+
+def c_compiler():
+    """The C++ compiler torch.compile would build CPU kernels with, or None."""
+    for name in (os.environ.get("CXX"), "g++", "clang++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
 
 
 def cpu_name():

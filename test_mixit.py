@@ -426,6 +426,34 @@ def test_training_changes_exactly_the_trainable_parameters(variant):
         assert torch.equal(b, buffers_before[name]), f"buffer {name} changed"
 
 
+@pytest.mark.skipif(runtime.c_compiler() is None, reason="no C++ compiler")
+def test_compile_true_compiles_on_the_cpu_and_computes_what_eager_computes():
+    """--compile auto leaves the CPU's model eager; --compile true hands the training loop a
+    compiled model whose logits and gradients are the eager model's, up to rounding."""
+    cfg = tiny_training_config("mixit", "--compile", "true")
+    task, model, device, _, _ = mixit.build(cfg, verbose=False)
+    assert runtime.compiled(model, make_config(), device)[0] is model  # auto, on the CPU
+    fwd, _ = runtime.compiled(model, cfg, device)
+    assert fwd is not model
+    x, y, mask = task.get_batch(16, torch.Generator().manual_seed(0))
+    results = []
+    for f in (model, fwd):
+        model.zero_grad()
+        logits = f(x)
+        mixit.masked_loss(logits, y, mask).backward()
+        results.append([logits.detach()] + [p.grad.clone() for p in model.parameters()])
+    for eager, compiled in zip(*results):
+        torch.testing.assert_close(compiled, eager, rtol=1e-4, atol=1e-6)
+
+
+def test_compile_true_without_a_c_compiler_is_a_one_line_error(monkeypatch, capsys):
+    """Compiling on the CPU builds C++ kernels: without a compiler the run stops before it
+    trains, in one line that says what to use instead."""
+    monkeypatch.setattr(runtime.shutil, "which", lambda name: None)
+    line = assert_usage_error(SAFE + ["--compile", "true"], capsys)
+    assert "C++ compiler" in line and "--compile auto" in line
+
+
 def frozen_names(model):
     """Names of the parameters that get no gradient."""
     return {n for n, p in model.named_parameters() if not p.requires_grad}
@@ -1265,6 +1293,38 @@ def test_bench_times_the_named_variant_and_appends_one_record(tmp_path):
         bench.main(BASE_FLAGS + ["--variant", "fast"])
 
 
+@pytest.mark.skipif(runtime.c_compiler() is None, reason="no C++ compiler")
+def test_bench_compile_vs_eager_times_each_variant_both_ways_in_one_record(tmp_path):
+    """`python bench.py --compile-vs-eager` times the variant eager and compiled, in turns, and
+    appends one record with a row for each (here with the fewest steps, to save the time)."""
+    import bench
+    out = tmp_path / "bench.jsonl"
+    cfg = make_config("--variant", "mixit", "--task", "copy", "--task_size", "4",
+                      "--batch_size", "8", "--out", str(out))
+    bench.bench(cfg, ("mixit",), warmup=1, windows=1, per_window=1, compile_modes=("false", "true"))
+    [line] = out.read_text().splitlines()
+    rows = json.loads(line)["bench"]
+    assert [(r["variant"], r["compile"]) for r in rows] == [("mixit", "false"), ("mixit", "true")]
+    assert all(r["ms_per_step"] > 0 for r in rows)
+
+
+def test_the_compile_table_reads_each_benchmarks_ratio_of_eager_to_compiled():
+    """The CPU compile table: ms/step eager and compiled, mean ± std over the benchmarks, and
+    the ratio taken within each benchmark (its runs took turns), then averaged."""
+    import bench
+
+    def run(eager, compiled):
+        return {"config": {"tag": bench.COMPILE_VS_EAGER, "task_size": 128, "n_embd": 16,
+                           "n_layer": 2, "batch_size": 1024},
+                "bench": [{"variant": "mixit", "compile": "false", "ms_per_step": eager},
+                          {"variant": "mixit", "compile": "true", "ms_per_step": compiled}],
+                "dtype": "float32", "threads": 1, "device_name": "Some CPU"}
+    text = bench.compile_vs_eager([run(30.0, 10.0), run(20.0, 10.0)])
+    assert "| eager (--compile false) | 25.0 ± 7.1 |" in text
+    assert "| compiled (--compile true) | 10.0 ± 0.0 |" in text
+    assert "| eager / compiled, x | 2.50 ± 0.71 |" in text and "n = 2" in text
+
+
 PAPER_SIZES = {"add": 10, "modadd": 599, "memorize": 512, "dyck": 30, "needle": 30, "copy": 20,
                "induction": 64, "hop": 16, "lm": 256}
 
@@ -1891,6 +1951,7 @@ BAD_INPUTS = [
     bad_input("bad bool", ["--mixit_sink", "maybe"], "maybe"),
     bad_input("bad int", ["--n_layer", "two"], "two"),
     bad_input("bad dtype", ["--dtype", "float16"], "float16"),
+    bad_input("bad compile", ["--compile", "cpu"], "--compile"),
     bad_input("missing lm data file", ["--task", "lm", "--data", "/no/such/file.txt"],
               "/no/such/file.txt"),
     bad_input("data for another task", ["--task", "add", "--data", "/no/such/file.txt"], "--data"),

@@ -18,6 +18,7 @@
 #   YELP=DIR       (env) also the Yelp cells (Table 3b); DIR holds Yelp's train.csv and test.csv
 #   ONLY=REGEX     (env) only the runs whose tag matches, e.g. ONLY='t1/|t3/'
 #   CPU_DTYPE=bfloat16  (env) --quick in bf16 autocast, into results/quick-bfloat16.jsonl
+#   CPU_COMPILE=1  (env) --quick torch.compile'd on the CPU (--compile true; needs a C++ compiler)
 #   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else `8`)
 #   CUDA_GRAPHS=false  (env) every GPU run without CUDA graphs (default: with them, unless the
 #                  latest bench.py --graphs-check found that they change training)
@@ -54,7 +55,8 @@
 # of M left, to go on in such a call: only when one follows, or its state is lost.
 # YELP: the path may not contain spaces; without it the Yelp table says how to get the data.
 # ONLY lets a GPU lent in short calls take the list in parts. CPU_DTYPE: report.py checks the
-# bf16 tables against the published fp32 ones.
+# bf16 tables against the published fp32 ones. CPU_COMPILE: the same recipes, each step compiled
+# (FINDINGS, Efficiency, measures what that saves: most on claim 4's long memorize runs).
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
 # A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
@@ -161,6 +163,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
   # bf16, AMX) and fp32 on the others, and the published tables should not depend on the CPU
   DTYPE="--dtype $CPU_DTYPE"
+  [ "${CPU_COMPILE:-0}" = 1 ] && COMPILE="--compile true"
 else
   N_SEEDS=${N_SEEDS:-3}; [ $SCALE = paper-smoke ] && N_SEEDS=${N_SEEDS_GIVEN:-1}
   # One recipe per task, each from the reference code's own settings (REFERENCE_NOTES) or from a
@@ -237,7 +240,7 @@ cell() {  # cell TAG ARGS...: list a run (bench.py --todo drops those already do
   # The recipes build on each other ($BASE $RETRIEVE --lr 1e-4), so a flag can come twice.
   # mixit.py takes the last value; the line keeps only that one, in its place, so that it reads
   # (in --list, a Slurm queue, a log) as what runs. From the end: a flag's values follow it.
-  local words=("$@" $DTYPE $SMOKE ${GRAPHS:-}) kept=() group=() seen=" " i
+  local words=("$@" $DTYPE ${COMPILE:-} $SMOKE ${GRAPHS:-}) kept=() group=() seen=" " i
   for ((i = ${#words[@]} - 1; i >= 0; i--)); do
     group=("${words[i]}" "${group[@]}")
     [[ ${words[i]} == --* ]] || continue  # a value: its flag is further left

@@ -3260,6 +3260,22 @@ def no_gpu(tmp_path):
     return {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
 
 
+def test_run_all_cpu_compile_compiles_every_quick_run_and_nothing_else_changes(tmp_path):
+    """CPU_COMPILE=1 adds --compile true to each quick (here smoke) job line, and only that: the
+    line is otherwise the one run without it, so the run's recipe is the same (bench.RECIPE_FREE)."""
+    import bench
+    for f in ("run_all.sh", "mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py"):
+        shutil.copy(os.path.join(HERE, f), tmp_path)
+    env = {**os.environ, "PYTHON": sys.executable, "ONLY": "t1/copy/mixit/"}
+    lines = [subprocess.run(["bash", "run_all.sh", "--smoke", "--list"], cwd=tmp_path, text=True,
+                            capture_output=True, timeout=120, env={**env, **more}).stdout.split()
+             for more in ({}, {"CPU_COMPILE": "1"})]
+    assert lines[0] and "--compile" not in lines[0]
+    assert lines[1] == lines[0][:lines[0].index("--steps")] + ["--compile", "true"] + \
+        lines[0][lines[0].index("--steps"):]
+    assert "compile" in bench.RECIPE_FREE
+
+
 def test_run_all_help_lists_every_option_it_parses():
     """`bash run_all.sh --help` prints a line for each option the script's parser takes, and a
     usage line that names every one; both are the header's own lines, so the two cannot drift.

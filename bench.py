@@ -977,7 +977,7 @@ def main(argv):
             given = {"variant": "standard", **mixit.parse_args(argv[1:])}
             return profile(mixit.resolve_config(given))
         vs_eager = argv[:1] == ["--compile-vs-eager"]  # each variant eager and compiled, in turns
-        given = mixit.parse_args(argv[vs_eager:])
+        given = mixit.parse_args(argv[1:] if vs_eager else argv)
         cfg = mixit.resolve_config(given)
         variants = (cfg.variant,) if "variant" in given else VARIANTS
         if vs_eager:

@@ -49,7 +49,7 @@ import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
 from records import (NAMES, STEPS, budget_of, budget_wanted, cell_of, load, pct, read_records,
-                     stale, stat, table)
+                     record_values, stale, stat, table)
 from runtime import (BatchPool, append_record, command_line, compiled, data_pool, environment,
                      pick_device, pick_dtype)
 
@@ -929,8 +929,9 @@ def compile_vs_eager(runs):
     rows = [[label] + [stat([ms(r, v, mode) for r in runs], 1, n=False) for v in variants]
             for label, mode in (("eager (--compile false)", "false"),
                                 ("compiled (--compile true)", "true"))]
-    rows.append(["eager / compiled, x"] + [stat([ms(r, v, "false") / ms(r, v, "true") for r in runs],
-                                             1, 2, n=False) for v in variants])
+    rows.append(["eager / compiled, x"] + [stat([x for r in runs for x in
+                                                  record_values(r, f"compiled:{v}")], 1, 2, n=False)
+                                            for v in variants])
     c, r = runs[-1]["config"], runs[-1]
     return ("torch.compile on the CPU (`python bench.py --compile-vs-eager`), claim 4's memorize "
             f"shape (task size {c['task_size']}, width {c['n_embd']}, {c['n_layer']} layers, "

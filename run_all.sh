@@ -56,7 +56,7 @@
 # YELP: the path may not contain spaces; without it the Yelp table says how to get the data.
 # ONLY lets a GPU lent in short calls take the list in parts. CPU_DTYPE: report.py checks the
 # bf16 tables against the published fp32 ones. CPU_COMPILE: the same recipes, each step compiled
-# (FINDINGS, Efficiency, measures what that saves: most on claim 4's long memorize runs).
+# (FINDINGS, Efficiency, measures what that saves at claim 4's memorize shape).
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
 # A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an

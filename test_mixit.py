@@ -1296,8 +1296,8 @@ def test_bench_times_the_named_variant_and_appends_one_record(tmp_path):
 def test_bench_compile_vs_eager_times_each_variant_both_ways_in_one_record(tmp_path, monkeypatch):
     """`python bench.py --compile-vs-eager` times the variant eager and compiled, in turns, and
     appends one record with a row for each (here with the fewest steps; the model each run steps
-    is the one runtime.compiled hands back for its --compile, which is spied on here, as the test
-    above checks what compiling computes and a cold compile costs a test process half a minute)."""
+    is the one runtime.compiled hands back for its --compile, spied on here: the test above checks
+    what compiling computes, and on a fresh clone, with no compile cache, each compile is slow)."""
     import bench
     asked = []
     def spy(model, cfg, device):

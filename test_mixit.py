@@ -5144,3 +5144,21 @@ def test_a_paused_runs_step_time_prices_its_shape_until_a_record_has_one(tmp_pat
     [(_, minutes)] = bench.queue(str(joblist), str(records), price=True)
     assert minutes == pytest.approx((bench.RUN_START_S + 600.0 * 1000 / 1000) / 60)
     assert minutes > 5 * modelled
+
+
+def test_a_compiled_run_is_priced_by_compiled_runs_of_its_shape_where_one_ran(tmp_path):
+    """CPU_COMPILE=1 adds --compile true to each quick line; such a run is priced by the newest
+    compiled run of its shape (faster than an eager one), an eager line by the newest of any, so
+    that run_all.sh --minutes does not refuse a compiled run a call it fits."""
+    import bench
+    joblist, records = tmp_path / "jobs", tmp_path / "quick.jsonl"
+    run = "--task copy --task_size 4 --n_embd 32 --steps 1000"
+    joblist.write_text(f"a/s0 {run} --compile true\nb/s0 {run}\n")
+    cfg = lambda *f: dataclasses.asdict(mixit.resolve_config(mixit.parse_args(run.split() + list(f))))  # noqa: E731
+    records.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"config": {**cfg("--compile", "true"), "tag": "c/s0"}, "ms_per_step": 10.0, "time": "1"},
+        {"config": {**cfg(), "tag": "d/s0"}, "ms_per_step": 30.0, "time": "2"}]))
+    priced = dict((line.split()[0], minutes) for line, minutes in
+                  bench.queue(str(joblist), str(records), price=True))
+    at = lambda ms: (bench.RUN_START_S + ms * 1000 / 1000) / 60  # noqa: E731
+    assert priced == {"a/s0": pytest.approx(at(10.0)), "b/s0": pytest.approx(at(30.0))}

@@ -523,8 +523,8 @@ def shape_key(config):
 def measured_step_ms(latest, compile=None):
     """{shape: ms per step of its newest run} of {tag: record} (run_all.sh's packed runs): the
     newest, because a faster launch (CUDA graphs, say) makes the older times wrong. With
-    compile, only the runs launched with that --compile (CPU_COMPILE=1's runs are faster than
-    the same shape's eager ones, and would be refused a call that they fit)."""
+    compile, only the runs launched with that --compile: on a CPU a compiled step is faster
+    than an eager one (CPU_COMPILE=1), so each is priced by its own kind where one ran."""
     by_shape = {}
     for r in sorted(latest.values(), key=lambda r: r.get("time", "")):
         if r.get("ms_per_step") and compile in (None, r["config"].get("compile")):
@@ -762,7 +762,8 @@ def queue(joblist, records, price=False, models=None):
     the newest measured step time of its shape, else by the --plan cost model (a benchmark: 2);
     models: cost's cache of FLOPs per shape, to share with a caller that has built them."""
     latest, models, jobs = latest_records(records), {} if models is None else models, []
-    measured, compiled = measured_step_ms(latest), measured_step_ms(latest, compile="true")
+    measured = measured_step_ms(latest)
+    by_compile = {c: measured_step_ms(latest, compile=c) for c in ("true", "false")}
     # the step times of runs paused before they wrote a record (run_all.sh's run_one): they
     # price their shape where no finished run has
     paused = {t: r["ms_per_step"] for t, r in latest_records(paused_file(records)).items()}
@@ -780,7 +781,7 @@ def queue(joblist, records, price=False, models=None):
             done = done and same_recipe(latest[tag], cfg, given)
             if price and not done:
                 shape = shape_key(dataclasses.asdict(cfg))
-                known = {**measured, **compiled} if cfg.compile == "true" else measured
+                known = {**measured, **by_compile[cfg.compile]}
                 known = known if tag not in paused else {shape: paused[tag], **known}
                 minutes = cost(argv, models, known, steps_to_price(latest, tag, cfg, given))[2]
         if not done:

@@ -5148,8 +5148,9 @@ def test_a_paused_runs_step_time_prices_its_shape_until_a_record_has_one(tmp_pat
 
 def test_a_compiled_run_is_priced_by_compiled_runs_of_its_shape_where_one_ran(tmp_path):
     """CPU_COMPILE=1 adds --compile true to each quick line; such a run is priced by the newest
-    compiled run of its shape (faster than an eager one), an eager line by the newest of any, so
-    that run_all.sh --minutes does not refuse a compiled run a call it fits."""
+    compiled run of its shape (faster than an eager one), an eager line by the newest eager one,
+    so that run_all.sh --minutes neither refuses a compiled run a call it fits nor starts an
+    eager one that it does not."""
     import bench
     joblist, records = tmp_path / "jobs", tmp_path / "quick.jsonl"
     run = "--task copy --task_size 4 --n_embd 32 --steps 1000"
@@ -5157,8 +5158,9 @@ def test_a_compiled_run_is_priced_by_compiled_runs_of_its_shape_where_one_ran(tm
     cfg = lambda *f: dataclasses.asdict(mixit.resolve_config(mixit.parse_args(run.split() + list(f))))  # noqa: E731
     records.write_text("".join(json.dumps(r) + "\n" for r in [
         {"config": {**cfg("--compile", "true"), "tag": "c/s0"}, "ms_per_step": 10.0, "time": "1"},
-        {"config": {**cfg(), "tag": "d/s0"}, "ms_per_step": 30.0, "time": "2"}]))
+        {"config": {**cfg(), "tag": "d/s0"}, "ms_per_step": 30.0, "time": "2"},
+        {"config": {**cfg("--compile", "true"), "tag": "e/s0"}, "ms_per_step": 12.0, "time": "3"}]))
     priced = dict((line.split()[0], minutes) for line, minutes in
                   bench.queue(str(joblist), str(records), price=True))
     at = lambda ms: (bench.RUN_START_S + ms * 1000 / 1000) / 60  # noqa: E731
-    assert priced == {"a/s0": pytest.approx(at(10.0)), "b/s0": pytest.approx(at(30.0))}
+    assert priced == {"a/s0": pytest.approx(at(12.0)), "b/s0": pytest.approx(at(30.0))}

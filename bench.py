@@ -762,8 +762,9 @@ def queue(joblist, records, price=False, models=None):
     the newest measured step time of its shape, else by the --plan cost model (a benchmark: 2);
     models: cost's cache of FLOPs per shape, to share with a caller that has built them."""
     latest, models, jobs = latest_records(records), {} if models is None else models, []
-    measured = measured_step_ms(latest)
-    by_compile = {c: measured_step_ms(latest, compile=c) for c in ("true", "false")}
+    # {--compile: {shape: ms/step}}: the newest run of that --compile, else the newest of any
+    measured = {c: {**measured_step_ms(latest), **measured_step_ms(latest, compile=c)}
+                for c in ("true", "false")}
     # the step times of runs paused before they wrote a record (run_all.sh's run_one): they
     # price their shape where no finished run has
     paused = {t: r["ms_per_step"] for t, r in latest_records(paused_file(records)).items()}
@@ -781,7 +782,7 @@ def queue(joblist, records, price=False, models=None):
             done = done and same_recipe(latest[tag], cfg, given)
             if price and not done:
                 shape = shape_key(dataclasses.asdict(cfg))
-                known = {**measured, **by_compile[cfg.compile]}
+                known = measured[cfg.compile]
                 known = known if tag not in paused else {shape: paused[tag], **known}
                 minutes = cost(argv, models, known, steps_to_price(latest, tag, cfg, given))[2]
         if not done:

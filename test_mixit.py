@@ -2860,7 +2860,8 @@ print(now)
 
 def clock_repo(tmp_path, measured_ms):
     """A copy of run_all.sh and its Python files in tmp_path/repo, on a clock the test controls:
-    shims for `date +%s`, which reads a file and moves it on by CLOCK_TICK seconds at each call,
+    shims for `date +%s`, which reads a file and moves it on by CLOCK_TICK seconds at each call
+    (CLOCK_STEP seconds where that variable is set),
     and for `timeout`, which stops its command (SIGTERM, status 124) once that clock passes its
     duration. Nothing depends on how fast the machine runs: time passes only by run_all.sh's
     own `date +%s` calls and where the test moves the clock (tick.py). A record prices
@@ -2874,7 +2875,7 @@ def clock_repo(tmp_path, measured_ms):
         shutil.copy(os.path.join(HERE, f), repo)
     (tmp_path / "tick.py").write_text(TICK.format(tick=CLOCK_TICK))
     (shims / "date").write_text(f'#!/bin/sh\n[ "$1" = +%s ] || exec {shutil.which("date")} "$@"\n'
-                                f'exec {sys.executable} {tmp_path / "tick.py"} {clock}\n')
+                                f'exec {sys.executable} {tmp_path / "tick.py"} {clock} $CLOCK_STEP\n')
     (shims / "timeout").write_text(  # timeout -k KILL DURATION CMD...: DURATION on the test's clock
         f'#!/bin/sh\nshift 2; end=$(( $(cat {clock}) + $1 )); shift\n'
         '"$@" & pid=$!\n'
@@ -2975,6 +2976,29 @@ def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_cal
             ended.append(True)
     ended = []
     out = call(2, tag, end_the_call, PIECES="1")
+    assert f"paused {tag}" in out and state.exists(), out[:2000]
+
+
+def test_run_all_minutes_pieces_keep_starts_any_run_while_a_minute_is_left(tmp_path):
+    """Where the state stays (PIECES=keep: a CPU), a run longer than the time left starts even
+    with less than half the call left, where PIECES=1 holds it back, and is paused at the call's
+    end with its state saved for the next call. A 3-minute call's budget is 150 s; the clock
+    moves 80 s at each read, so the run is considered with 70 s left: over the minute that any
+    start needs, under half the call."""
+    repo, call, clock = clock_repo(tmp_path, 12000.0)
+    tag = "t4/memorize/standard/s1"
+    state = repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt"
+    assert f"later  {tag}  (needs about 6 min, 1 min left)" in call(3, tag, PIECES="1", CLOCK_STEP="80")
+    assert not state.exists()
+    log = repo / "results" / "logs" / "smoke" / "t4_memorize_standard_s1.log"
+
+    def end_the_call():  # once it trains: the call ends, as it would on the real clock
+        if log.exists() and "step     0 | test loss" in log.read_text() and not ended:
+            subprocess.run([sys.executable, tmp_path / "tick.py", clock, "1000"], check=True,
+                           timeout=60)
+            ended.append(True)
+    ended = []
+    out = call(3, tag, end_the_call, PIECES="keep", CLOCK_STEP="80")
     assert f"paused {tag}" in out and state.exists(), out[:2000]
 
 

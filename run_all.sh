@@ -18,7 +18,7 @@
 #   YELP=DIR       (env) also the Yelp cells (Table 3b); DIR holds Yelp's train.csv and test.csv
 #   ONLY=REGEX     (env) only the runs whose tag matches, e.g. ONLY='t1/|t3/'
 #   CPU_DTYPE=bfloat16  (env) --quick in bf16 autocast, into results/quick-bfloat16.jsonl
-#   CPU_COMPILE=1  (env) --quick torch.compile'd on the CPU (--compile true; needs a C++ compiler)
+#   CPU_COMPILE=1  (env) --quick compiled on the CPU, attention written out (--compile true --sdpa false)
 #   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else `8`)
 #   CUDA_GRAPHS=false  (env) every GPU run without CUDA graphs (default: with them, unless the
 #                  latest bench.py --graphs-check found that they change training)
@@ -58,7 +58,8 @@
 # YELP: the path may not contain spaces; without it the Yelp table says how to get the data.
 # ONLY lets a GPU lent in short calls take the list in parts. CPU_DTYPE: report.py checks the
 # bf16 tables against the published fp32 ones. CPU_COMPILE: the same recipes, each step compiled
-# (FINDINGS, Efficiency, measures what that saves at claim 4's memorize shape).
+# and softmax attention written out rather than by the fused kernel (the same math, other
+# rounding: FINDINGS, Efficiency, measures what each saves at claim 4's memorize shape).
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
 # A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
@@ -166,7 +167,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
   # bf16, AMX) and fp32 on the others, and the published tables should not depend on the CPU
   DTYPE="--dtype $CPU_DTYPE"
-  [ "${CPU_COMPILE:-0}" = 1 ] && COMPILE="--compile true"
+  [ "${CPU_COMPILE:-0}" = 1 ] && COMPILE="--compile true --sdpa false"
 else
   N_SEEDS=${N_SEEDS:-3}; [ $SCALE = paper-smoke ] && N_SEEDS=${N_SEEDS_GIVEN:-1}
   # One recipe per task, each from the reference code's own settings (REFERENCE_NOTES) or from a

@@ -51,7 +51,7 @@ import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
 from records import (NAMES, STEPS, budget_of, budget_wanted, cell_of, load, pct, read_records,
-                     record_values, stale, stat, table)
+                     record_values, stale, stat, table, TWO_WAYS)
 from runtime import (BatchPool, append_record, command_line, compiled, data_pool, environment,
                      pick_device, pick_dtype)
 
@@ -927,18 +927,16 @@ def efficiency():
     return "\n\n".join(out)
 
 
-# One setting timed both ways on the CPU, at claim 4's memorize shape (`bench.py OPTION`): the
-# setting, its two values (the slower one first, as expected), the rows' names, the record's tag,
-# what is compared, and the key of the ratio in a record (records.record_values)
-BothWays = collections.namedtuple("BothWays", "flag values rows tag what ratio")
+# One setting timed both ways on the CPU, at claim 4's memorize shape (`bench.py OPTION`): the key
+# of its ratio in a record (records.TWO_WAYS: the setting and its two values), the rows' names,
+# the record's tag and what is compared
+BothWays = collections.namedtuple("BothWays", "ratio rows tag what")
 BOTH_WAYS = {
-    "--compile-vs-eager": BothWays("compile", ("false", "true"), ("eager (--compile false)",
-                                   "compiled (--compile true)"), "x/cpu-compile-vs-eager-memorize-w16",
-                                   "torch.compile on the CPU", "compiled"),
-    "--sdpa-vs-written": BothWays("sdpa", (True, False), ("fused (--sdpa true)",
-                                  "written out (--sdpa false)"), "x/cpu-sdpa-vs-written-memorize-w16",
-                                  "Softmax attention by the fused kernel and written out on the CPU",
-                                  "written"),
+    "--compile-vs-eager": BothWays("compiled", ("eager (--compile false)", "compiled (--compile true)"),
+                                   "x/cpu-compile-vs-eager-memorize-w16", "torch.compile on the CPU"),
+    "--sdpa-vs-written": BothWays("written", ("fused (--sdpa true)", "written out (--sdpa false)"),
+                                  "x/cpu-sdpa-vs-written-memorize-w16",
+                                  "Softmax attention by the fused kernel and written out on the CPU"),
 }
 
 
@@ -946,16 +944,17 @@ def both_ways(option, runs):
     """The efficiency block's table of `bench.py OPTION` (BOTH_WAYS) on the CPU: each variant's
     ms/step with each value, and the ratio, mean ± std over the benchmarks."""
     way = BOTH_WAYS[option]
+    flag, values = TWO_WAYS[way.ratio]
 
     def ms(r, variant, value):
-        return next(x[MS] for x in r["bench"] if (x["variant"], x[way.flag]) == (variant, value))
+        return next(x[MS] for x in r["bench"] if (x["variant"], x[flag]) == (variant, value))
     variants = [v for v in VARIANTS if any(x["variant"] == v for x in runs[-1]["bench"])]
     rows = [[label] + [stat([ms(r, v, value) for r in runs], 1, n=False) for v in variants]
-            for label, value in zip(way.rows, way.values)]
+            for label, value in zip(way.rows, values)]
     rows.append([" / ".join(label.split(" (")[0] for label in way.rows) + ", x"] + [stat(
         [x for r in runs for x in record_values(r, f"{way.ratio}:{v}")], 1, 2, n=False) for v in variants])
     c, r = runs[-1]["config"], runs[-1]
-    compiled = ", compiled" if way.flag != "compile" and c["compile"] == "true" else ""
+    compiled = ", compiled" if flag != "compile" and c["compile"] == "true" else ""
     return (f"{way.what} (`python bench.py {option}`), claim 4's memorize "
             f"shape (task size {c['task_size']}, width {c['n_embd']}, {c['n_layer']} layers, "
             f"batch {c['batch_size']}, {r['dtype']}{compiled}), {r['threads']} thread on {r['device_name']}, "
@@ -1005,7 +1004,7 @@ def main(argv):
         cfg = mixit.resolve_config(given)
         variants = (cfg.variant,) if "variant" in given else VARIANTS
         if way:
-            return bench(cfg, variants, windows=15, both=(way.flag, way.values))
+            return bench(cfg, variants, windows=15, both=TWO_WAYS[way.ratio])
         return bench(cfg, variants)
     except tasks.UsageError as e:
         sys.exit(f"error: {e}")

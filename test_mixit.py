@@ -1328,12 +1328,13 @@ def test_the_both_ways_table_reads_each_benchmarks_ratio(option, rows):
     then averaged."""
     import bench
     way = bench.BOTH_WAYS[option]
+    flag, values = bench.TWO_WAYS[way.ratio]
 
     def run(slow, fast):
         return {"config": {"tag": way.tag, "task_size": 128, "n_embd": 16, "n_layer": 2,
                            "batch_size": 1024, "compile": "true"},
-                "bench": [{"variant": "standard", way.flag: way.values[0], "ms_per_step": slow},
-                          {"variant": "standard", way.flag: way.values[1], "ms_per_step": fast}],
+                "bench": [{"variant": "standard", flag: values[0], "ms_per_step": slow},
+                          {"variant": "standard", flag: values[1], "ms_per_step": fast}],
                 "dtype": "float32", "threads": 1, "device_name": "Some CPU"}
     text = bench.both_ways(option, [run(30.0, 10.0), run(20.0, 10.0)])
     assert f"| {rows[0]} | 25.0 ± 7.1 |" in text

@@ -13,6 +13,8 @@ Speed: time training steps of every variant, and the same step in Hugging Face f
                                             # runs: with graphs, and twice without)
     python bench.py --compile-vs-eager --task memorize --n_embd 16
                                             # each variant eager and torch.compile'd, in turns
+    python bench.py --sdpa-vs-written --task memorize --n_embd 16 --compile true
+                                            # softmax attention fused and written out, in turns
     python bench.py --time-tests            # the README's test command, timed, into
                                             # results/extra.jsonl (x/readme-tests)
 
@@ -49,7 +51,7 @@ import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
 from records import (NAMES, STEPS, budget_of, budget_wanted, cell_of, load, pct, read_records,
-                     record_values, stale, stat, table)
+                     record_values, stale, stat, table, TWO_WAYS)
 from runtime import (BatchPool, append_record, command_line, compiled, data_pool, environment,
                      pick_device, pick_dtype)
 
@@ -92,9 +94,10 @@ def batches(task, cfg, gen, device):
     return BatchPool(draw, data_pool(cfg, device))
 
 
-def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None, compile_modes=None):
+def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None, both=None):
     """Time training steps (data, forward, backward, AdamW) after a warm-up, for each variant
-    (and with compile_modes, e.g. ("false", "true"), for each variant under each --compile).
+    (and with both, a setting and its two values, e.g. ("compile", ("false", "true")), for each
+    variant with each value).
 
     On a shared machine the speed drifts (on our 2-core VM two 20-step averages of the same
     variant differed by up to 30%). So the runs take turns: one window of steps each, closed
@@ -111,15 +114,16 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None, compile
             train_step(model, fwd, optimizer, next(data), cfg.lr, cfg, dtype)
 
     runs = []  # per run: (its row's labels, model, its step arguments, its window times)
+    flag, values = both or ("compile", (cfg.compile,))
     for variant in variants:
-        for mode in compile_modes or (cfg.compile,):
-            c = dataclasses.replace(cfg, variant=variant, compile=mode)
+        for value in values:
+            c = dataclasses.replace(cfg, variant=variant, **{flag: value})
             task, model, device, dtype, _ = build(c, verbose=False)  # task, device, dtype: alike
             fwd, sync = compiled(model, c, device)
             data = batches(task, c, torch.Generator(device).manual_seed(0), device)
             args = (model, fwd, make_optimizer(model, c, device), data, dtype)
             steps(warmup, *args)
-            labels = {"variant": variant, **({"compile": mode} if compile_modes else {})}
+            labels = {"variant": variant, **({flag: value} if both else {})}
             runs.append((labels, model, args, []))
     sync()
     wait_for_the_others()
@@ -140,7 +144,7 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None, compile
         if peak:
             row["mfu"] = model_flops_per_token(model, task.block_size) * tokens / dt / peak
         rows.append(row)
-        name = labels["variant"] + (f", compile {labels['compile']}" if compile_modes else "")
+        name = labels["variant"] + (f", {flag} {str(labels[flag]).lower()}" if both else "")
         print(f"{name:>10s} | {row['ms_per_step']:8.2f} ms/step "
               f"(windows {1000 * min(window_s):.1f}-{1000 * max(window_s):.1f}) | "
               f"{row['samples_per_s']:9.0f} samples/s | {row['tokens_per_s']:10.0f} tokens/s"
@@ -686,7 +690,7 @@ def queue_price_stale():
 # that changes how the step is launched, not what it computes (compile, CUDA graphs), or by
 # drawing its batches many at a time (--data_pool: other draws from the same distribution)
 RECIPE_FREE = ("out", "tag", "save", "resume", "examples", "log_interval", "device", "dtype",
-               "compile", "cuda_graphs", "data_pool")
+               "compile", "cuda_graphs", "data_pool", "sdpa")
 
 
 def same_recipe(record, cfg, given=None):
@@ -916,34 +920,46 @@ def efficiency():
     out.append("CPU, two kinds of 2-core AMD EPYC (2 threads, nothing else running), add-10, "
                "2 layers, 4 heads, batch 256 (records `x/bench-*`, `x/t7-bench-sweep-*` and "
                "`x/cpu-bench-*` in results/extra.jsonl):\n\n" + table(header, rows))
-    vs = [r for r in files["extra"] if r["config"]["tag"] == COMPILE_VS_EAGER]
-    if vs:
-        out.append(compile_vs_eager(vs))
+    for option in BOTH_WAYS:
+        vs = [r for r in files["extra"] if r["config"]["tag"] == BOTH_WAYS[option].tag]
+        if vs:
+            out.append(both_ways(option, vs))
     return "\n\n".join(out)
 
 
-COMPILE_VS_EAGER = "x/cpu-compile-vs-eager-memorize-w16"  # bench.py --compile-vs-eager's record
+# One setting timed both ways on the CPU, at claim 4's memorize shape (`bench.py OPTION`): the key
+# of its ratio in a record (records.TWO_WAYS: the setting and its two values), the rows' names,
+# the record's tag and what is compared
+BothWays = collections.namedtuple("BothWays", "ratio rows tag what")
+BOTH_WAYS = {
+    "--compile-vs-eager": BothWays("compiled", ("eager (--compile false)", "compiled (--compile true)"),
+                                   "x/cpu-compile-vs-eager-memorize-w16", "torch.compile on the CPU"),
+    "--sdpa-vs-written": BothWays("written", ("fused (--sdpa true)", "written out (--sdpa false)"),
+                                  "x/cpu-sdpa-vs-written-memorize-w16",
+                                  "Softmax attention by the fused kernel and written out on the CPU"),
+}
 
 
-def compile_vs_eager(runs):
-    """The efficiency block's table of `bench.py --compile-vs-eager` on the CPU: each variant's
-    ms/step eager and compiled, and the ratio, mean ± std over the benchmarks."""
-    def ms(r, variant, mode):
-        return next(x[MS] for x in r["bench"] if (x["variant"], x["compile"]) == (variant, mode))
+def both_ways(option, runs):
+    """The efficiency block's table of `bench.py OPTION` (BOTH_WAYS) on the CPU: each variant's
+    ms/step with each value, and the ratio, mean ± std over the benchmarks."""
+    way = BOTH_WAYS[option]
+    flag, values = TWO_WAYS[way.ratio]
+
+    def ms(r, variant, value):
+        return next(x[MS] for x in r["bench"] if (x["variant"], x[flag]) == (variant, value))
     variants = [v for v in VARIANTS if any(x["variant"] == v for x in runs[-1]["bench"])]
-    rows = [[label] + [stat([ms(r, v, mode) for r in runs], 1, n=False) for v in variants]
-            for label, mode in (("eager (--compile false)", "false"),
-                                ("compiled (--compile true)", "true"))]
-    rows.append(["eager / compiled, x"] + [stat([x for r in runs for x in
-                                                  record_values(r, f"compiled:{v}")], 1, 2, n=False)
-                                            for v in variants])
+    rows = [[label] + [stat([ms(r, v, value) for r in runs], 1, n=False) for v in variants]
+            for label, value in zip(way.rows, values)]
+    rows.append([" / ".join(label.split(" (")[0] for label in way.rows) + ", x"] + [stat(
+        [x for r in runs for x in record_values(r, f"{way.ratio}:{v}")], 1, 2, n=False) for v in variants])
     c, r = runs[-1]["config"], runs[-1]
-    return ("torch.compile on the CPU (`python bench.py --compile-vs-eager`), claim 4's memorize "
+    compiled = ", compiled" if flag != "compile" and c["compile"] == "true" else ""
+    return (f"{way.what} (`python bench.py {option}`), claim 4's memorize "
             f"shape (task size {c['task_size']}, width {c['n_embd']}, {c['n_layer']} layers, "
-            f"batch {c['batch_size']}, {r['dtype']}), {r['threads']} thread on {r['device_name']} "
-            "while the claim-4 sweep kept every core busy, so the times are a "
-            f"busy machine's and only their ratio reads (record `{COMPILE_VS_EAGER}`, "
-            f"n = {len(runs)}):\n\n" + table(["ms/step"] + [NAMES[v] for v in variants], rows))
+            f"batch {c['batch_size']}, {r['dtype']}{compiled}), {r['threads']} thread on {r['device_name']}, "
+            f"the two ways taking turns (record `{way.tag}`, n = {len(runs)}; FINDINGS, Efficiency, "
+            "says what else ran):\n\n" + table(["ms/step"] + [NAMES[v] for v in variants], rows))
 
 
 # -----------------------------------------------------------------------------
@@ -976,18 +992,19 @@ def time_tests(out="results/extra.jsonl"):
 def main(argv):
     """`python bench.py [mixit flags]`: time every variant (or the one named by --variant);
     `python bench.py --compile-vs-eager [mixit flags]`: the same, each eager and compiled;
+    `python bench.py --sdpa-vs-written [mixit flags]`: the same, attention fused and written out;
     `python bench.py --profile [mixit flags]`: profile one variant's step (default Standard)."""
     argv = [a for a in argv if a != "--bench"]  # run_all.sh's job lines mark benchmarks with it
     try:
         if argv[:1] == ["--profile"]:
             given = {"variant": "standard", **mixit.parse_args(argv[1:])}
             return profile(mixit.resolve_config(given))
-        vs_eager = argv[:1] == ["--compile-vs-eager"]  # each variant eager and compiled, in turns
-        given = mixit.parse_args(argv[1:] if vs_eager else argv)
+        way = BOTH_WAYS.get(argv[0]) if argv else None  # one setting both ways, in turns
+        given = mixit.parse_args(argv[1:] if way else argv)
         cfg = mixit.resolve_config(given)
         variants = (cfg.variant,) if "variant" in given else VARIANTS
-        if vs_eager:
-            return bench(cfg, variants, windows=15, compile_modes=("false", "true"))
+        if way:
+            return bench(cfg, variants, windows=15, both=TWO_WAYS[way.ratio])
         return bench(cfg, variants)
     except tasks.UsageError as e:
         sys.exit(f"error: {e}")

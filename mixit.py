@@ -165,7 +165,7 @@ class CausalSelfAttention(nn.Module):
         self.v_proj = nn.Linear(C, C)
         self.o_proj = nn.Linear(C, C)
         self.rope = cfg.positions == "rope"  # else the model adds learned positions (wpe)
-        self.causal = cfg.causal
+        self.causal, self.sdpa = cfg.causal, cfg.sdpa  # sdpa: the fused kernel (forward)
         cos, sin = rotary_tables(cfg.block_size, C // cfg.n_head)
         self.register_buffer("cos", cos, persistent=False)  # recomputed, so not saved
         self.register_buffer("sin", sin, persistent=False)
@@ -184,8 +184,8 @@ class CausalSelfAttention(nn.Module):
         projected by o_proj.
 
         Returns (y, att): y (B, T, C); att (B, n_head, T, T), the weights each query put on each
-        key (rows sum to 1), if return_att, else None: without it the fused kernel
-        F.scaled_dot_product_attention computes y and never forms the weights.
+        key (rows sum to 1), if return_att, else None. Without it the fused kernel (--sdpa true)
+        computes y and never forms the weights; --sdpa false writes them out (other rounding).
         """
         B, T, C = x.size()
         q, k, v = [p(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
@@ -193,21 +193,20 @@ class CausalSelfAttention(nn.Module):
         if self.rope:
             q, k = apply_rotary(q, self.cos[:T], self.sin[:T]), apply_rotary(k, self.cos[:T], self.sin[:T])
         seen = None  # may query i see key j? Built only where the fused kernel needs it spelled out
-        if return_att or keep is not None:
+        if return_att or not self.sdpa or keep is not None:
             seen = torch.ones(T, T, dtype=torch.bool, device=x.device)
             seen = seen.tril() if self.causal else seen
             if keep is not None:  # no token sees a pad but the pad itself (a row needs one key)
                 seen = seen & (keep[:, None, None, :] | torch.eye(T, dtype=torch.bool, device=x.device))
-        if return_att:  # the explicit attention matrix, for the attention-map figures
+        if return_att or not self.sdpa:  # the explicit attention matrix (the figures; --sdpa false)
             att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, T)
             att = att.masked_fill(~seen, float("-inf")).softmax(-1)
             y = att @ v
         else:  # fused kernel; with pads it takes the mask seen (B, 1, T, T)
-            att = None
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=seen,
-                                               is_causal=self.causal and seen is None)
+            att, y = None, F.scaled_dot_product_attention(q, k, v, attn_mask=seen,
+                                                          is_causal=self.causal and seen is None)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, H, T, hd) -> (B, T, C)
-        return self.o_proj(y), att
+        return self.o_proj(y), att if return_att else None
 
 
 # MixiT as the reference ships it (--mixit_shipped). The reference (princeton-pli/MixiT,
@@ -726,6 +725,7 @@ class Config:
     data_pool: int = _f(0, "draw this many training batches at once and hand them out one by one "
                            "(a few large kernels instead of dozens of small ones a step); 0 = auto: "
                            "32 on one GPU, else 1 (the CPU's data stream as it has always been)")
+    sdpa: bool = _f(True, "softmax attention by the fused kernel; false: written out (other rounding)")
 
 
 # settings that define the model and its data: a checkpoint brings these along

@@ -629,7 +629,8 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # (the % of the run's Standard step FLOPs that freezing W_Q, W_K can save: bench.frozen_qk_bound),
 # `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
 # `samples:VARIANT` (a benchmark's ms/step and samples/s), `compiled:VARIANT` (a
-# `bench.py --compile-vs-eager` record's eager ms/step over its compiled ms/step); FORMAT
+# `bench.py --compile-vs-eager` record's eager ms/step over its compiled ms/step), `written:VARIANT`
+# (a `bench.py --sdpa-vs-written` record's fused ms/step over its written-out one); FORMAT
 # is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
 # Words of comparison are marked too, and rendered by the rule the verdicts use (differ: a
 # difference inside the seeds' spread is no difference), so a sentence cannot say more than its
@@ -654,6 +655,11 @@ TAIL = 0.1  # `trend`: a learning rate under this fraction of its peak is the sc
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 
 
+# The keys of a setting timed both ways (bench.py --compile-vs-eager, --sdpa-vs-written): the
+# setting, and its two values, the one expected slower first (the ratio reads slower / faster)
+TWO_WAYS = {"compiled": ("compile", ("false", "true")), "written": ("sdpa", (True, False))}
+
+
 def record_values(r, key):
     """The values of a KEY (see above, but for runs and minutes, and speedup and qk_bound, which
     report.bench_values reads with bench.py) in one record."""
@@ -662,9 +668,10 @@ def record_values(r, key):
     if kind in ("ms", "samples"):
         field = "ms_per_step" if kind == "ms" else "samples_per_s"
         return [x[field] for x in r["bench"] if x["variant"] == arg]
-    if kind == "compiled":  # the two runs took turns, so their ratio is read within the record
-        ms = {x["compile"]: x["ms_per_step"] for x in r["bench"] if x["variant"] == arg}
-        return [ms["false"] / ms["true"]]
+    if kind in TWO_WAYS:  # the two runs took turns, so their ratio is read within the record
+        flag, (slow, fast) = TWO_WAYS[kind]
+        ms = {x[flag]: x["ms_per_step"] for x in r["bench"] if x["variant"] == arg}
+        return [ms[slow] / ms[fast]]
     if kind == "reached":
         hit = first_at(r, float(arg) / 100)
         return [hit["step"] if hit else math.nan]
@@ -754,7 +761,7 @@ def number(spec, records_of, record_values=record_values):
     # a benchmark's figure is per machine: one that pools machines names them
     machines = sorted({r.get("device_name") or "?" for r in runs})
     pooled = (f" (pooled over {', '.join(machines)})"
-              if base.startswith(("speedup:", "ms:", "samples:", "compiled:")) and len(machines) > 1
+              if base.partition(":")[0] in ("speedup", "ms", "samples", *TWO_WAYS) and len(machines) > 1
               else "")
 
     def show(v):  # (a word, or None, as a record's device_name or a check's verdict, as it is)

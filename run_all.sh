@@ -18,11 +18,12 @@
 #   YELP=DIR       (env) also the Yelp cells (Table 3b); DIR holds Yelp's train.csv and test.csv
 #   ONLY=REGEX     (env) only the runs whose tag matches, e.g. ONLY='t1/|t3/'
 #   CPU_DTYPE=bfloat16  (env) --quick in bf16 autocast, into results/quick-bfloat16.jsonl
-#   CPU_COMPILE=1  (env) --quick torch.compile'd on the CPU (--compile true; needs a C++ compiler)
+#   CPU_COMPILE=1  (env) --quick compiled on the CPU, attention written out (--compile true --sdpa false)
 #   PER_GPU=N      (env) runs at once on each GPU (default: the best of bench.py --pack, else `8`)
 #   CUDA_GRAPHS=false  (env) every GPU run without CUDA graphs (default: with them, unless the
 #                  latest bench.py --graphs-check found that they change training)
 #   PIECES=1       (env) with --minutes, also start a run longer than M, to go on in the next call
+#   PIECES=keep    (env) with --minutes where the state stays (a CPU): start any run, to go on later
 #   ALLOW_CPU=1    (env) let the paper scale run on a machine without a GPU
 #   REPORT=0       (env) skip report.py at the end (gpu_call.sh: tables are made where merged)
 #   PYTHON=PATH    (env) the Python to run (default: the first python, or python3, on PATH)
@@ -52,11 +53,13 @@
 # (bench.py steps_to_price, at the newest step time of its shape) says would not finish; running
 # cells get SIGTERM shortly before the end and save their state, which a second call on the
 # still-warm machine resumes (gpu_call.sh). PIECES=1 also starts a cell longer than M, with half
-# of M left, to go on in such a call: only when one follows, or its state is lost.
+# of M left, to go on in such a call: only when one follows, or its state is lost. PIECES=keep,
+# where the state stays (results/ckpt/ on a CPU), starts every cell while a minute is left.
 # YELP: the path may not contain spaces; without it the Yelp table says how to get the data.
 # ONLY lets a GPU lent in short calls take the list in parts. CPU_DTYPE: report.py checks the
 # bf16 tables against the published fp32 ones. CPU_COMPILE: the same recipes, each step compiled
-# (FINDINGS, Efficiency, measures what that saves at claim 4's memorize shape).
+# and softmax attention written out rather than by the fused kernel (the same math, other
+# rounding: FINDINGS, Efficiency, measures what each saves at claim 4's memorize shape).
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
 # A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
@@ -104,6 +107,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+case "${PIECES:-}" in ""|1|keep) ;; *) usage "PIECES is 1 (a second call follows) or keep (the state stays here), not '$PIECES'" ;; esac
 # every option past this point reads the runs' settings through mixit.py (bench.py), which needs torch
 # (found, not imported: an import costs a second or two of every call)
 "$PYTHON" -c "import importlib.util, sys; sys.exit(not importlib.util.find_spec('torch'))" 2>/dev/null || { echo "run_all.sh: $PYTHON cannot import torch: activate the environment you installed requirements.txt into (e.g. . venv/bin/activate), or give its interpreter as PYTHON=..." >&2; exit 2; }
@@ -163,7 +167,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   # fp32 on every CPU: `--dtype auto` would pick bf16 autocast on CPUs with native bf16 (AVX-512
   # bf16, AMX) and fp32 on the others, and the published tables should not depend on the CPU
   DTYPE="--dtype $CPU_DTYPE"
-  [ "${CPU_COMPILE:-0}" = 1 ] && COMPILE="--compile true"
+  [ "${CPU_COMPILE:-0}" = 1 ] && COMPILE="--compile true --sdpa false"
 else
   N_SEEDS=${N_SEEDS:-3}; [ $SCALE = paper-smoke ] && N_SEEDS=${N_SEEDS_GIVEN:-1}
   # One recipe per task, each from the reference code's own settings (REFERENCE_NOTES) or from a
@@ -525,9 +529,19 @@ run_one() {  # run_one TAG ARGS... (in a slot given by $SLOT; $LAUNCH runs mixit
     [ -f "$state" ] && need=60  # a half-finished cell goes on from its last evaluation
     # a cell that cannot finish in this call (need: its price with bench.SPARE to spare, as
     # bench.py --todo writes it) is not started (its state would leave with the machine),
-    # unless PIECES=1 says a second call follows: then one longer than the whole call starts
-    # with at least half of it left
-    if [ "$left" -lt 60 ] || { [ "$need" -gt "$left" ] && { [ -z "${PIECES:-}" ] || [ "$need" -le "$BUDGET" ] || [ $((2 * left)) -lt "$BUDGET" ]; }; }; then
+    # unless PIECES says its state is kept: PIECES=1 (a second call follows on the same warm
+    # machine) starts one longer than the whole call with at least half of the call left;
+    # PIECES=keep (the state stays here: a CPU, your own GPU) starts any cell while a minute is
+    # left, so that no core idles at the end of a call
+    local starts=yes
+    if [ "$need" -gt "$left" ]; then
+      case "${PIECES:-}" in
+        keep) ;;
+        1) [ "$need" -gt "$BUDGET" ] && [ $((2 * left)) -ge "$BUDGET" ] || starts=no ;;
+        *) starts=no ;;
+      esac
+    fi
+    if [ "$left" -lt 60 ] || [ $starts = no ]; then
       echo "  later  $tag  (needs about $(( (need + 59) / 60 )) min, $((left / 60)) min left)"; return 0
     fi
     limit=(timeout -k 60 "$left")

@@ -283,7 +283,7 @@ def signalled(may_sync):
 
 # settings that may differ between a run and its resumption: they change no number
 RESUME_FREE = ("resume", "restart", "out", "log_interval", "examples", "save", "compile",
-               "cuda_graphs")
+               "cuda_graphs", "sdpa")
 
 
 def resume_path(cfg):

@@ -1293,43 +1293,53 @@ def test_bench_times_the_named_variant_and_appends_one_record(tmp_path):
         bench.main(BASE_FLAGS + ["--variant", "fast"])
 
 
-def test_bench_compile_vs_eager_times_each_variant_both_ways_in_one_record(tmp_path, monkeypatch):
+@pytest.mark.parametrize("option, flag, values", [("--compile-vs-eager", "compile", ["false", "true"]),
+                                                  ("--sdpa-vs-written", "sdpa", [True, False])])
+def test_bench_both_ways_times_each_variant_with_each_value_in_one_record(tmp_path, monkeypatch,
+                                                                          option, flag, values):
     """`python bench.py --compile-vs-eager` times the variant eager and compiled, in turns, and
-    appends one record with a row for each (here with the fewest steps; the model each run steps
-    is the one runtime.compiled hands back for its --compile, spied on here: the test above checks
-    what compiling computes, and on a fresh clone, with no compile cache, each compile is slow)."""
+    `--sdpa-vs-written` with softmax attention fused and written out; each appends one record
+    with a row for each. The model each run steps is the one runtime.compiled hands back for
+    its config, spied on here (the test above checks what compiling computes, and on a fresh
+    clone, with no compile cache, each compile is slow), and it is built with that value."""
     import bench
     asked = []
     def spy(model, cfg, device):
-        asked.append(cfg.compile)
+        asked.append(getattr(cfg, flag))
+        assert flag != "sdpa" or model.blocks[0].attn.sdpa == cfg.sdpa
         return model, lambda: None
     monkeypatch.setattr(bench, "compiled", spy)
     out = tmp_path / "bench.jsonl"
-    cfg = make_config("--variant", "mixit", "--task", "copy", "--task_size", "4",
-                      "--batch_size", "8", "--out", str(out))
-    bench.bench(cfg, ("mixit",), warmup=1, windows=1, per_window=1, compile_modes=("false", "true"))
+    bench.main([option] + BASE_FLAGS + ["--variant", "standard", "--task", "copy", "--task_size", "4",
+                                        "--n_embd", "16", "--batch_size", "8", "--out", str(out)])
     [line] = out.read_text().splitlines()
     rows = json.loads(line)["bench"]
-    assert asked == ["false", "true"]
-    assert [(r["variant"], r["compile"]) for r in rows] == [("mixit", "false"), ("mixit", "true")]
+    assert asked == values
+    assert [(r["variant"], r[flag]) for r in rows] == [("standard", v) for v in values]
     assert all(r["ms_per_step"] > 0 for r in rows)
 
 
-def test_the_compile_table_reads_each_benchmarks_ratio_of_eager_to_compiled():
-    """The CPU compile table: ms/step eager and compiled, mean ± std over the benchmarks, and
-    the ratio taken within each benchmark (its runs took turns), then averaged."""
+@pytest.mark.parametrize("option, rows", [
+    ("--compile-vs-eager", ["eager (--compile false)", "compiled (--compile true)", "eager / compiled, x"]),
+    ("--sdpa-vs-written", ["fused (--sdpa true)", "written out (--sdpa false)", "fused / written out, x"])])
+def test_the_both_ways_table_reads_each_benchmarks_ratio(option, rows):
+    """The CPU tables of one setting both ways (compile; sdpa): ms/step with each value, mean ±
+    std over the benchmarks, and the ratio taken within each benchmark (its runs took turns),
+    then averaged."""
     import bench
+    way = bench.BOTH_WAYS[option]
+    flag, values = bench.TWO_WAYS[way.ratio]
 
-    def run(eager, compiled):
-        return {"config": {"tag": bench.COMPILE_VS_EAGER, "task_size": 128, "n_embd": 16,
-                           "n_layer": 2, "batch_size": 1024},
-                "bench": [{"variant": "mixit", "compile": "false", "ms_per_step": eager},
-                          {"variant": "mixit", "compile": "true", "ms_per_step": compiled}],
+    def run(slow, fast):
+        return {"config": {"tag": way.tag, "task_size": 128, "n_embd": 16, "n_layer": 2,
+                           "batch_size": 1024, "compile": "true"},
+                "bench": [{"variant": "standard", flag: values[0], "ms_per_step": slow},
+                          {"variant": "standard", flag: values[1], "ms_per_step": fast}],
                 "dtype": "float32", "threads": 1, "device_name": "Some CPU"}
-    text = bench.compile_vs_eager([run(30.0, 10.0), run(20.0, 10.0)])
-    assert "| eager (--compile false) | 25.0 ± 7.1 |" in text
-    assert "| compiled (--compile true) | 10.0 ± 0.0 |" in text
-    assert "| eager / compiled, x | 2.50 ± 0.71 |" in text and "n = 2" in text
+    text = bench.both_ways(option, [run(30.0, 10.0), run(20.0, 10.0)])
+    assert f"| {rows[0]} | 25.0 ± 7.1 |" in text
+    assert f"| {rows[1]} | 10.0 ± 0.0 |" in text
+    assert f"| {rows[2]} | 2.50 ± 0.71 |" in text and "n = 2" in text
 
 
 PAPER_SIZES = {"add": 10, "modadd": 599, "memorize": 512, "dyck": 30, "needle": 30, "copy": 20,
@@ -2860,7 +2870,8 @@ print(now)
 
 def clock_repo(tmp_path, measured_ms):
     """A copy of run_all.sh and its Python files in tmp_path/repo, on a clock the test controls:
-    shims for `date +%s`, which reads a file and moves it on by CLOCK_TICK seconds at each call,
+    shims for `date +%s`, which reads a file and moves it on by CLOCK_TICK seconds at each call
+    (CLOCK_STEP seconds where that variable is set),
     and for `timeout`, which stops its command (SIGTERM, status 124) once that clock passes its
     duration. Nothing depends on how fast the machine runs: time passes only by run_all.sh's
     own `date +%s` calls and where the test moves the clock (tick.py). A record prices
@@ -2874,7 +2885,7 @@ def clock_repo(tmp_path, measured_ms):
         shutil.copy(os.path.join(HERE, f), repo)
     (tmp_path / "tick.py").write_text(TICK.format(tick=CLOCK_TICK))
     (shims / "date").write_text(f'#!/bin/sh\n[ "$1" = +%s ] || exec {shutil.which("date")} "$@"\n'
-                                f'exec {sys.executable} {tmp_path / "tick.py"} {clock}\n')
+                                f'exec {sys.executable} {tmp_path / "tick.py"} {clock} $CLOCK_STEP\n')
     (shims / "timeout").write_text(  # timeout -k KILL DURATION CMD...: DURATION on the test's clock
         f'#!/bin/sh\nshift 2; end=$(( $(cat {clock}) + $1 )); shift\n'
         '"$@" & pid=$!\n'
@@ -2975,6 +2986,29 @@ def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_cal
             ended.append(True)
     ended = []
     out = call(2, tag, end_the_call, PIECES="1")
+    assert f"paused {tag}" in out and state.exists(), out[:2000]
+
+
+def test_run_all_minutes_pieces_keep_starts_any_run_while_a_minute_is_left(tmp_path):
+    """Where the state stays (PIECES=keep: a CPU), a run longer than the time left starts even
+    with less than half the call left, where PIECES=1 holds it back, and is paused at the call's
+    end with its state saved for the next call. A 3-minute call's budget is 150 s; the clock
+    moves 80 s at each read, so the run is considered with 70 s left: over the minute that any
+    start needs, under half the call."""
+    repo, call, clock = clock_repo(tmp_path, 12000.0)
+    tag = "t4/memorize/standard/s1"
+    state = repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt"
+    assert f"later  {tag}  (needs about 6 min, 1 min left)" in call(3, tag, PIECES="1", CLOCK_STEP="80")
+    assert not state.exists()
+    log = repo / "results" / "logs" / "smoke" / "t4_memorize_standard_s1.log"
+
+    def end_the_call():  # once it trains: the call ends, as it would on the real clock
+        if log.exists() and "step     0 | test loss" in log.read_text() and not ended:
+            subprocess.run([sys.executable, tmp_path / "tick.py", clock, "1000"], check=True,
+                           timeout=60)
+            ended.append(True)
+    ended = []
+    out = call(3, tag, end_the_call, PIECES="keep", CLOCK_STEP="80")
     assert f"paused {tag}" in out and state.exists(), out[:2000]
 
 
@@ -3268,8 +3302,9 @@ def no_gpu(tmp_path):
 
 
 def test_run_all_cpu_compile_compiles_every_quick_run_and_nothing_else_changes(tmp_path):
-    """CPU_COMPILE=1 adds --compile true to each quick (here smoke) job line, and only that: the
-    line is otherwise the one run without it, so the run's recipe is the same (bench.RECIPE_FREE)."""
+    """CPU_COMPILE=1 adds --compile true --sdpa false to each quick (here smoke) job line, and
+    only that: the line is otherwise the one run without it, so the run's recipe is the same
+    (bench.RECIPE_FREE), and a run stopped one way resumes the other (runtime.RESUME_FREE)."""
     import bench
     for f in ("run_all.sh", "mixit.py", "tasks.py", "runtime.py", "bench.py", "records.py"):
         shutil.copy(os.path.join(HERE, f), tmp_path)
@@ -3278,9 +3313,9 @@ def test_run_all_cpu_compile_compiles_every_quick_run_and_nothing_else_changes(t
                             capture_output=True, timeout=120, env={**env, **more}).stdout.split()
              for more in ({}, {"CPU_COMPILE": "1"})]
     assert lines[0] and "--compile" not in lines[0]
-    assert lines[1] == lines[0][:lines[0].index("--steps")] + ["--compile", "true"] + \
+    assert lines[1] == lines[0][:lines[0].index("--steps")] + ["--compile", "true", "--sdpa", "false"] + \
         lines[0][lines[0].index("--steps"):]
-    assert "compile" in bench.RECIPE_FREE
+    assert {"compile", "sdpa"} <= set(bench.RECIPE_FREE) & set(runtime.RESUME_FREE)
 
 
 def test_run_all_help_lists_every_option_it_parses():
@@ -3942,15 +3977,18 @@ def pair_rotation(x, cos, sin):
 @pytest.mark.parametrize("causal", [True, False])
 def test_causal_self_attention_is_softmax_of_q_k_over_sqrt_d_times_v(causal):
     """Without RoPE (--positions learned), the layer is softmax(Q K^T / sqrt(d_head)) V per
-    head, causal or bidirectional, then o_proj; it returns no map unless asked, and the map it
-    returns (return_att, for the figures) is the one it used, with the same output."""
+    head, causal or bidirectional, then o_proj, by the fused kernel or written out (--sdpa
+    false); it returns no map unless asked, and the map it returns (return_att, for the
+    figures) is the one it used, with the same output."""
     attn = mixit.CausalSelfAttention(attention_config(
         "standard", "--positions", "learned", "--causal", str(causal).lower()))
     x = torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(0))
     expected, expected_att = softmax_attention(attn, x, causal)
     with torch.no_grad():
-        y, att = attn(x)
-        assert att is None and torch.allclose(y, expected, atol=1e-5)
+        for sdpa in (True, False):  # the fused kernel, then written out (--sdpa false)
+            attn.sdpa = sdpa
+            y, att = attn(x)
+            assert att is None and torch.allclose(y, expected, atol=1e-5), sdpa
         y, att = attn(x, return_att=True)
     assert torch.allclose(y, expected, atol=1e-5) and torch.allclose(att, expected_att, atol=1e-6)
 
@@ -3971,7 +4009,7 @@ def test_causal_self_attention_rotates_queries_and_keys_but_not_values(monkeypat
 def test_causal_self_attention_hides_pads_from_real_tokens():
     """keep marks the real tokens: no real token attends to a pad (its map puts 0 there, each
     row still sums to 1), so changing a pad's input changes no real token's output; the fast
-    path and the return_att path agree."""
+    path, the return_att path and the written-out path (--sdpa false) agree."""
     attn = mixit.CausalSelfAttention(attention_config(
         "standard", "--positions", "learned", "--causal", "false"))
     gen = torch.Generator().manual_seed(2)
@@ -3986,6 +4024,9 @@ def test_causal_self_attention_hides_pads_from_real_tokens():
         moved = x.clone()
         moved[~keep] += torch.randn(int((~keep).sum()), 32, generator=gen)
         after, _ = attn(moved, keep=keep)
+        attn.sdpa = False
+        written, none = attn(x, keep=keep)
+    assert none is None and torch.allclose(written, expected, atol=1e-5)
     assert torch.allclose(fast, expected, atol=1e-5) and torch.allclose(y, expected, atol=1e-5)
     assert torch.allclose(att, expected_att, atol=1e-6)
     real_rows = keep[:, None, :, None] & ~keep[:, None, None, :]  # a real query, a pad key

@@ -2967,15 +2967,27 @@ def test_run_all_minutes_stops_inside_its_budget_and_the_next_call_resumes(tmp_p
     assert f"resumed from results/ckpt/smoke/c6_add_mixit-w256-L2_s0.pt at step {stopped[1]}\n" in log
 
 
-def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_call_follows(tmp_path):
+# (the environment that holds the run back, the one that starts it, the call's minutes, and the
+# seconds the test's clock moves at each read)
+PIECES_CASES = {"another call follows": ({}, {"PIECES": "1"}, 2, {}),
+                "the state stays": ({"PIECES": "1"}, {"PIECES": "keep"}, 3, {"CLOCK_STEP": "80"})}
+
+
+@pytest.mark.parametrize("case", list(PIECES_CASES))
+def test_run_all_minutes_starts_a_run_longer_than_the_time_left_only_where_its_state_is_kept(tmp_path, case):
     """A run priced longer than the whole call (16 s + 20 steps at 12 s = 256 s against a
     2-minute call's 90 s) would be paused at the call's end and its state lost with the machine:
     --minutes does not start it, unless PIECES=1 says a second call follows on the same machine;
-    then it starts with at least half the call left."""
+    then it starts with at least half the call left. Where the state stays (PIECES=keep: a CPU)
+    it starts even with less than half left, where PIECES=1 holds it back: in a 3-minute call
+    (a budget of 150 s) whose clock moves 80 s at each read, it is considered with 70 s left,
+    over the minute that any start needs. Started, it is paused at the call's end, its state
+    saved for the next call."""
+    held, starts, minutes, clock_step = PIECES_CASES[case]
     repo, call, clock = clock_repo(tmp_path, 12000.0)
     tag = "t4/memorize/standard/s1"
     state = repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt"
-    assert f"later  {tag}" in call(2, tag)
+    assert f"later  {tag}" in call(minutes, tag, **held, **clock_step)
     assert not state.exists()
     log = repo / "results" / "logs" / "smoke" / "t4_memorize_standard_s1.log"
 
@@ -2985,30 +2997,7 @@ def test_run_all_minutes_starts_a_run_longer_than_the_call_only_when_another_cal
                            timeout=60)
             ended.append(True)
     ended = []
-    out = call(2, tag, end_the_call, PIECES="1")
-    assert f"paused {tag}" in out and state.exists(), out[:2000]
-
-
-def test_run_all_minutes_pieces_keep_starts_any_run_while_a_minute_is_left(tmp_path):
-    """Where the state stays (PIECES=keep: a CPU), a run longer than the time left starts even
-    with less than half the call left, where PIECES=1 holds it back, and is paused at the call's
-    end with its state saved for the next call. A 3-minute call's budget is 150 s; the clock
-    moves 80 s at each read, so the run is considered with 70 s left: over the minute that any
-    start needs, under half the call."""
-    repo, call, clock = clock_repo(tmp_path, 12000.0)
-    tag = "t4/memorize/standard/s1"
-    state = repo / "results" / "ckpt" / "smoke" / "t4_memorize_standard_s1.pt"
-    assert f"later  {tag}  (needs about 6 min, 1 min left)" in call(3, tag, PIECES="1", CLOCK_STEP="80")
-    assert not state.exists()
-    log = repo / "results" / "logs" / "smoke" / "t4_memorize_standard_s1.log"
-
-    def end_the_call():  # once it trains: the call ends, as it would on the real clock
-        if log.exists() and "step     0 | test loss" in log.read_text() and not ended:
-            subprocess.run([sys.executable, tmp_path / "tick.py", clock, "1000"], check=True,
-                           timeout=60)
-            ended.append(True)
-    ended = []
-    out = call(3, tag, end_the_call, PIECES="keep", CLOCK_STEP="80")
+    out = call(minutes, tag, end_the_call, **starts, **clock_step)
     assert f"paused {tag}" in out and state.exists(), out[:2000]
 
 

@@ -117,7 +117,10 @@ def cpu_name():
 def environment(device, dtype):
     """Where and with what a run ran, for its record."""
     name = torch.cuda.get_device_name() if device.startswith("cuda") else cpu_name()
+    # cpu_capability: the vector instructions torch's and MKL's CPU kernels use (AVX2, AVX512):
+    # two CPUs that differ here round a float32 run differently, so reruns compare within one
     return {"device": device, "device_name": name, "cpu": cpu_name(), "cpu_bf16": cpu_has_bf16(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "dtype": str(dtype).replace("torch.", ""), "threads": torch.get_num_threads(),
             "torch": torch.__version__, "python": platform.python_version(),
             "time": time.strftime("%Y-%m-%dT%H:%M:%S")}

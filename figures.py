@@ -39,13 +39,15 @@ DRAWN = {}  # name -> what each figure saved since draw_all began shows (see `sh
 
 def save(name, title=None, dpi=120):
     """Save the current figure into PLOT_DIR, with a title over all its panels, and close it. The
-    saved image grows to hold what lies outside the panels (a legend, a caption)."""
+    saved image grows to hold what lies outside the panels (a legend, a caption). With PLOT_DIR
+    None (draw_all's dry run) nothing is laid out or written: only what it shows is kept."""
     fig = plt.gcf()
     if title:
         fig.suptitle(title)
-    if fig.get_layout_engine() is None:  # (a figure with a colour bar lays itself out)
+    if PLOT_DIR and fig.get_layout_engine() is None:  # (a figure with a colour bar lays itself out)
         fig.tight_layout()
-    fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi, bbox_inches="tight")
+    if PLOT_DIR:
+        fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi, bbox_inches="tight")
     DRAWN[name] = shown(fig)
     plt.close(fig)
 
@@ -361,15 +363,17 @@ def plot_seeds(cells):
     save("seeds_quick.png", "every seed (quick scale); †: seeds more than 10 points apart")
 
 
-def draw_all(cells, scale, paper_bits, into=None):
+def draw_all(cells, scale, paper_bits, dry=False):
     """Every figure of a scale that its records give, into plots/ (the smoke scales: into
-    results/smoke_plots, so that a test never redraws the committed figures; `into`: a folder of
-    one's own), and {name: what it shows} of each (`shown`). A figure cannot mark a record of an
-    earlier recipe (°, report.py), so it leaves those out. paper_bits: the paper's bits per
-    trainable parameter by variant (report.PAPER), for claim 4's figure."""
+    results/smoke_plots, so that a test never redraws the committed figures; dry: into no file,
+    as report.py --check draws them), and {name: what it shows} of each (`shown`). A figure
+    cannot mark a record of an earlier recipe (°, report.py), so it leaves those out.
+    paper_bits: the paper's bits per trainable parameter by variant (report.PAPER), for claim
+    4's figure."""
     global PLOT_DIR
-    PLOT_DIR = into or ("results/smoke_plots" if "smoke" in scale else "plots")
-    os.makedirs(PLOT_DIR, exist_ok=True)
+    PLOT_DIR = None if dry else "results/smoke_plots" if "smoke" in scale else "plots"
+    if PLOT_DIR:
+        os.makedirs(PLOT_DIR, exist_ok=True)
     DRAWN.clear()
     fresh = {c: rs for c, runs in cells.items() if (rs := [r for r in runs if not r["superseded"]])}
     for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):

@@ -14,6 +14,7 @@ result without its marker (issue 63).
 
 import collections
 import fnmatch
+import functools
 import itertools
 import json
 import math
@@ -75,6 +76,7 @@ def read_records(path):
     return records
 
 
+@functools.lru_cache(maxsize=None)  # (a render asks for the cells of the same tags often)
 def cell_of(tag):
     return re.sub(r"/s\d+$", "", tag)
 

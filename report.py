@@ -24,7 +24,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 
 import bench
 import figures
@@ -1187,12 +1186,11 @@ def figure_index(drawn):
 
 
 def stale_figures(scale):
-    """A line for each figure a scale's records draw (in a folder of its own) whose committed PNG
-    is not the one FIGURES lists, or that shows something else than the records give now."""
+    """A line for each figure a scale's records draw (dry: into no file) whose committed PNG is
+    not the one FIGURES lists, or that shows something else than the records give now."""
     index = json.load(open(FIGURES)) if os.path.exists(FIGURES) else {}
-    kept = figures.PLOT_DIR  # (draw_all points it at the temporary folder)
-    with tempfile.TemporaryDirectory() as tmp:
-        drawn = figures.draw_all(scale_cells(scale), scale, PAPER["t4/memorize"], into=tmp)
+    kept = figures.PLOT_DIR  # (a dry draw_all leaves it None)
+    drawn = figures.draw_all(scale_cells(scale), scale, PAPER["t4/memorize"], dry=True)
     figures.PLOT_DIR = kept
     return [f"plots/{name} ({scale}): not the figure its records draw now"
             for name, shows in drawn.items()

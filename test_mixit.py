@@ -1547,16 +1547,19 @@ RERUN_CELLS = ["f1/needle2/mixit/s2", "f1/needle2/frozen_qk/s1"]
 def rerun_reference(tag):
     """The committed record that a rerun of cell `tag` here must equal bit for bit: the cell's own
     (results/quick.jsonl) or its rerun on another kind of CPU (results/extra.jsonl, tagged
-    x/rerun/TAG), made with this torch on a CPU of this machine's cpu_capability (float32
-    rounding follows the vector instructions). None if no such record was committed."""
-    here = (torch.__version__, torch.backends.cpu.get_cpu_capability())
+    x/rerun/TAG), made with this torch on a CPU of this model name and cpu_capability (float32
+    rounding follows the vector instructions, and MKL picks its kernels by vendor too). None if
+    no such record was committed."""
+    capability = torch.backends.cpu.get_cpu_capability()
+
+    def alike(r):
+        if "cpu_capability" not in r:  # made before the field was kept, on AVX-512 machines: the
+            return capability == "AVX512"  # cells above reran bit-identical there, not on AVX2
+        return (r["cpu_capability"], r["cpu"]) == (capability, runtime.cpu_name())
     found = [r for path, name in (("quick.jsonl", tag), ("extra.jsonl", "x/rerun/" + tag))
              for r in map(json.loads, open(os.path.join(HERE, "results", path)))
-             if r["config"].get("tag") == name]
-    # a record made before cpu_capability was kept came from an AVX-512 machine: the cells above
-    # reran bit-identical on AVX-512 CPUs until 2026-11-28 and apart on an AVX2 one
-    made = lambda r: (r["torch"], r.get("cpu_capability", "AVX512"))  # noqa: E731
-    return next((r for r in reversed(found) if made(r) == here), None)
+             if r["config"].get("tag") == name and r["torch"] == torch.__version__ and alike(r)]
+    return found[-1] if found else None
 
 
 @pytest.mark.parametrize("tag", RERUN_CELLS)
@@ -1569,7 +1572,7 @@ def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag):
     record = rerun_reference(tag)
     if record is None:
         pytest.skip(f"no record of {tag} made with torch {torch.__version__} on an "
-                    f"{torch.backends.cpu.get_cpu_capability()} CPU")
+                    f"{torch.backends.cpu.get_cpu_capability()} {runtime.cpu_name()}")
     fields = {f.name for f in dataclasses.fields(mixit.Config)}
     config = {k: v for k, v in record["config"].items() if k in fields}
     cfg = mixit.Config(**{**config, "out": "", "examples": 0, "save": "", "resume": ""})

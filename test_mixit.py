@@ -1539,8 +1539,8 @@ def test_the_same_seed_retrains_to_the_same_record_and_another_seed_does_not(tmp
     assert curve(a) != curve(c)
 
 
-# The cheapest committed cells of results/quick.jsonl: fp32 on the CPU, one thread, ~9 s each
-# alone (400 steps of 2-pair needle at width 64); one MixiT and one softmax variant.
+# The cheapest committed cells of results/quick.jsonl: fp32 on the CPU, one thread, 400 steps of
+# 2-pair needle at width 64; one MixiT and one softmax variant.
 RERUN_CELLS = ["f1/needle2/mixit/s2", "f1/needle2/frozen_qk/s1"]
 
 

@@ -117,8 +117,8 @@ def cpu_name():
 def environment(device, dtype):
     """Where and with what a run ran, for its record."""
     name = torch.cuda.get_device_name() if device.startswith("cuda") else cpu_name()
-    # cpu_capability: the vector instructions torch's and MKL's CPU kernels use (AVX2, AVX512):
-    # two CPUs that differ here round a float32 run differently, so reruns compare within one
+    # cpu_capability: the vector instructions torch's CPU kernels use (AVX2, AVX512); float32
+    # rounding may follow them, so a bit-identical rerun is asked for only within one kind
     return {"device": device, "device_name": name, "cpu": cpu_name(), "cpu_bf16": cpu_has_bf16(),
             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "dtype": str(dtype).replace("torch.", ""), "threads": torch.get_num_threads(),

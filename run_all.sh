@@ -65,7 +65,9 @@
 # A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
 # interrupted sweep resumes where it stopped, and `--seeds 3` after `--seeds 1` runs only seeds 1
 # and 2. Each run saves its state at every evaluation and on SIGTERM under results/ckpt/<scale>/
-# (not in git), so a half-finished cell continues where it stopped. The queue runs the claims'
+# (ignored by git: a checkout cloned anew for each sitting keeps a paused cell's state only if it
+# is committed, `git add -f results/ckpt/<scale>/*.pt`), so a half-finished cell continues where
+# it stopped. The queue runs the claims'
 # cells first (seed 0), then the other seeds, then the studies (bench.py --todo). Runs go in
 # parallel: PER_GPU at once on each GPU, or on a CPU as many as it has cores, each
 # single-threaded (OMP_NUM_THREADS; each record keeps its `threads`).

@@ -746,9 +746,9 @@ def number(spec, records_of, record_values=record_values):
         return compare(values_of(pattern), [values_of(*c.split("=")) for c in others], fmt)
     if key == "runs":
         return str(len({r["config"]["tag"] for r in runs}))
-    if fmt == "n":  # seeds per cell: one count where every matching cell has it, else a range
-        per = collections.Counter(cell_of(r["config"]["tag"]) for r in
-                                  {r["config"]["tag"]: r for r in runs}.values())
+    if fmt == "n":  # the runs a cell's mean pools (its seeds; a benchmark's or a [KEY=VALUE]
+        # selection's repeats too): one count where every matching cell has it, else a range
+        per = collections.Counter(cell_of(r["config"]["tag"]) for r in runs)
         lo, hi = min(per.values()), max(per.values())
         return str(lo) if lo == hi else f"{lo}-{hi}"
     if key == "minutes":

@@ -2301,12 +2301,17 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
                       # [KEY=VALUE]: the runs of that config, superseded ones too (1e-3 = 0.001)
                       m("quick t3/add/mixit[lr=1e-3] acc"), m("quick t3/add/mixit[lr=3e-4&tag=t3/add/mixit/s0] acc"),
                       # a,!c: a's runs but c's (by tag or cell)
-                      m("quick t*,!t7/* runs"), m("quick t*,!t1/copy/mixit/s0,!t7/* runs")])
+                      m("quick t*,!t7/* runs"), m("quick t*,!t1/copy/mixit/s0,!t7/* runs"),
+                      # n: the runs the mean pools, a rerun's earlier record where a selection keeps it
+                      m("quick t1/copy/mixit acc n"), m("quick t3/add/mixit acc n"),
+                      m("quick t3/add/mixit[tag=t3/add/mixit/s0] acc"),
+                      m("quick t3/add/mixit[tag=t3/add/mixit/s0] acc n")])
     report.UNFOUND.clear()
     out = report.fill_numbers(doc, "README.md")
     assert [x.group(2) for x in report.NUMBER.finditer(out)] == [
         "60.0 ± 14.1 †", "60 †", "50.0, 70.0 †", "50.0-70.0 †", "1.235 ± 0.000", "2", "3", "35.0",
-        "70.0 †", "400", "not reached, 400", "25.0", "160", "100", "90.0", "20.0", "90.0", "3", "2"]
+        "70.0 †", "400", "not reached, 400", "25.0", "160", "100", "90.0", "20.0", "90.0", "3", "2",
+        "2", "1", "55.0 ± 49.5 †", "2"]
     assert report.fill_numbers(out, "README.md") == out and not report.UNFOUND
     gone = report.fill_numbers(m("quick t9/none acc", "42"), "README.md")
     assert gone == m("quick t9/none acc", "42") and "no record" in report.UNFOUND[-1]

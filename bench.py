@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from types import SimpleNamespace
+from unittest import mock
 
 import torch
 import torch.nn.functional as F
@@ -62,6 +63,16 @@ KIT = os.path.dirname(os.path.abspath(__file__))  # this checkout: README.md, ru
 PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12}  # dense
 
 
+def shapes_only(cfg, vocab_size):
+    """mixit.GPT(cfg, vocab_size) with its parameters left as torch.empty made them: the FLOP
+    counts below need only their shapes. (Not the meta device: its first op runs torch's Python
+    reference kernels, which import torch._dynamo, seconds of every run_all.sh --minutes call.)"""
+    keep = lambda tensor, *args, **kwargs: tensor  # noqa: E731
+    with mock.patch.multiple(torch.nn.init, normal_=keep, uniform_=keep, kaiming_uniform_=keep,
+                             zeros_=keep):
+        return mixit.GPT(cfg, vocab_size)
+
+
 def model_flops_per_token(model, T):
     """Forward + backward FLOPs per token: 6 per matmul weight (PaLM appendix B) plus the
     attention's T x T products (6 * n_layer * T * C). Embedding lookups cost no FLOPs."""
@@ -80,8 +91,7 @@ def frozen_qk_bound(config):
     cfg.variant, cfg.positions, cfg.mlp_act, cfg.residual = "standard", "rope", "swiglu", "plain"
     task = task_shape(cfg.task, cfg.task_size, cfg.data_seed, cfg.data)
     cfg.block_size = cfg.block_size or task.block_size
-    with torch.device("meta"):  # shapes are all it needs (as cost's FLOPs)
-        model = mixit.GPT(cfg, task.vocab_size)
+    model = shapes_only(cfg, task.vocab_size)  # shapes are all it needs (as cost's FLOPs)
     qk = sum(p.numel() for n, p in model.named_parameters() if n.endswith(("q_proj.weight",
                                                                              "k_proj.weight")))
     return 2 * qk / model_flops_per_token(model, task.block_size)
@@ -568,9 +578,8 @@ def cost(argv, models, measured=None, steps=None):
     cfg.block_size = cfg.block_size or task.block_size
     shape = (cfg.variant, cfg.n_layer, cfg.n_head, cfg.n_embd, task.vocab_size, cfg.block_size,
              cfg.positions)
-    if shape not in models:  # building a model is the slow part: once per shape, and on the
-        with torch.device("meta"):  # meta device: shapes without values (no random init)
-            models[shape] = model_flops_per_token(mixit.GPT(cfg, task.vocab_size), task.block_size)
+    if shape not in models:  # building a model is the slow part: once per shape
+        models[shape] = model_flops_per_token(shapes_only(cfg, task.vocab_size), task.block_size)
     flops = models[shape] * cfg.batch_size * task.block_size * cfg.steps
     step_ms = max(1000 * flops / max(1, cfg.steps) / (MFU * H100_PEAK), STEP_FLOOR_MS)
     floor_bound = step_ms == STEP_FLOOR_MS

@@ -782,16 +782,26 @@ def budget_rows(cells):
                          else "; waits for seeds")
             row.append(text)
             below = c
-        c, settled = capacity_cell(cells, f"c4/memorize/{v}")
-        top = max(rungs)
-        row.append(f"{budget_of(cells[c])} steps" if settled else "no doubling run"
-                   if v not in LADDERED else f"not settled; next: {top} steps' seeds"
-                   if len(final(cells, rungs[top])) < LADDER_SEEDS else
-                   f"not settled; next: {2 * top} steps")
+        row.append(read_at(cells, v, rungs))
         rows.append(row)
     if all(ladder(cells, f"c4/memorize/{v}") for v in CAPACITY):
         rows.append([RULE_ROW] + [rule_at(cells, s) for s in budgets_tried(cells)] + ["–"])
     return rows
+
+
+def read_at(cells, v, rungs):
+    """Table 12's last column: the budget claim 4 reads of variant v's ladder (rungs: steps ->
+    cell), or what the doubling rule runs next."""
+    c, settled = capacity_cell(cells, f"c4/memorize/{v}")
+    top = max(rungs)
+    if settled:
+        short = READ_SEEDS - len(final(cells, c))  # the verdict reads READ_SEEDS seeds there
+        return f"{budget_of(cells[c])} steps" + (f"; next: {short} more seeds" if short > 0 else "")
+    if v not in LADDERED:
+        return "no doubling run"
+    if len(final(cells, rungs[top])) < LADDER_SEEDS:
+        return f"not settled; next: {top} steps' seeds"
+    return f"not settled; next: {2 * top} steps"
 
 
 RULE_ROW = ("*claim 4's rule at this budget: Standard / Frozen-QK / MixiT / Frozen-MLP, bits per "

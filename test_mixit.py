@@ -2532,6 +2532,9 @@ def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
                        "mixit": dict(still, s24000=[0.205, 0.21, 0.20])})
     ours, tests, *_ = report.capacity_order(report.Reader(cells))
     assert tests is None and f"fewer than {records.READ_SEEDS} seeds" in ours
+    read_at = {row[0]: row[-1] for row in report.budget_rows(cells)}
+    assert read_at["MixiT"] == f"12000 steps; next: {records.READ_SEEDS - 3} more seeds"
+    assert read_at["Standard"] == "6000 steps"  # its five seeds are there
     cells["c4/memorize/mixit-steps12000"] += [
         {"config": {"tag": f"c4/memorize/mixit-steps12000/s{s}", "steps": 12000, "task_size": 128},
          "final": {"acc": 0.205, "bits_per_param": 2.05}} for s in (3, 4)]

@@ -756,6 +756,13 @@ def doubling_filter(lines, records):
         if base in cells:
             budgets[base].add(budget_of(cells[base]))
             known.add(base)
+    for cell in cells:  # rungs left out of the list (ONLY= on one budget): those that ran, and
+        rung = STEPS.search(cell)  # every doubling up to the largest
+        if rung and STEPS.sub("", cell) in budgets:
+            budgets[STEPS.sub("", cell)].add(int(rung.group(1)))
+    for base in known:
+        first, top = min(budgets[base]), max(budgets[base])
+        budgets[base].update(first * 2 ** k for k in range((top // first).bit_length()))
 
     def wanted(tag, argv):
         base = STEPS.sub("", cell_of(tag))

@@ -2660,6 +2660,18 @@ def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_
                                              "final": {"acc": 0.2}, "steps": 600})
     left = [line.split()[0] for line in bench.todo(str(rungs), str(records))]
     assert sorted(left) == [f"c4/memorize/mixit-steps1200/s{s}" for s in range(3)]
+    # cut down to one budget (ONLY='c4/memorize/mixit-steps2400/'): the rungs below it come from
+    # their records, so 2400 runs once the doubling to 1200 has moved, and not before
+    top = tmp_path / "top"
+    top.write_text("".join(j for j in jobs if "-steps2400/" in j.split()[0]))
+    assert bench.todo(str(top), str(records)) == []  # 1200 has not run: its doubling is unknown
+    for j in jobs[1:9:3]:  # the 1200 rung's seeds 0-2 ran, far above 600's 20%: it moved
+        tag, *argv = j.split()
+        config = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(argv)))
+        runtime.append_record(str(records), {"config": {**config, "tag": tag},
+                                             "final": {"acc": 0.5}, "steps": 1200})
+    left = [line.split()[0] for line in bench.todo(str(top), str(records))]
+    assert sorted(left) == [f"c4/memorize/mixit-steps2400/s{s}" for s in range(3)]
 
 
 def test_check_finds_a_figure_that_its_records_no_longer_draw(tmp_path, monkeypatch):

@@ -839,7 +839,7 @@ class Key:
     With `source` (--from), the records are read from source and nothing is trained."""
 
     def __init__(self, folder, smoke=False, source=None):
-        self.dir, self.smoke, self.source = folder, smoke, source
+        self.dir, self.smoke, self.source, self.draw = folder, smoke, source, True
         self.seeds = [0] if smoke else [0, 1, 2]
         self.records = os.path.join(source or folder, "records.jsonl")
         if source and not os.path.isfile(self.records):
@@ -941,8 +941,9 @@ class Key:
     def figure(self, name):
         """Save the current matplotlib figure as DIR/name; returns its Markdown."""
         import matplotlib.pyplot as plt
-        plt.gcf().tight_layout()
-        plt.savefig(os.path.join(self.dir, name), dpi=100, bbox_inches="tight")
+        if self.draw:  # (answer_key_text wants the text alone: a PNG costs a second to lay out)
+            plt.gcf().tight_layout()
+            plt.savefig(os.path.join(self.dir, name), dpi=100, bbox_inches="tight")
         plt.close("all")
         return f"![{name}]({name})"
 
@@ -1492,13 +1493,15 @@ measures the same at width 128.
 ANSWERS = [answer_1, answer_2, answer_3, answer_4, answer_5, answer_6, answer_7, answer_8]
 
 
-def answers(folder, smoke=False, source=None):
+def answers(folder, smoke=False, source=None, draw=True):
     """Run every exercise's measurement that has not finished (a finished one has its ex<N>.md)
     and write folder/ANSWERS.md. Returns its path. With `source`, a folder of records (--from
     results/answers): train nothing, render every section from source's records into folder.
+    draw=False writes the text alone (its figures' links, no PNG).
     Ctrl-C (KeyboardInterrupt) goes on up once the runs have saved their state (Key.cells)."""
     import time
     key = Key(folder, smoke, source)
+    key.draw = draw
     times_path = os.path.join(source or folder, "times.json")
     times = json.load(open(times_path)) if os.path.exists(times_path) else {}
     t_start, load = time.time(), os.getloadavg()
@@ -1578,11 +1581,12 @@ an explanation that names its test, or a hypothesis that says so.
 
 def answer_key_text(folder=COMMITTED):
     """The answer key's Markdown rendered from the records in folder (by default the committed
-    ones, results/answers), training nothing: what `answers DIR --from folder` writes."""
+    ones, results/answers), training nothing: what `answers DIR --from folder` writes (its
+    figures are not drawn)."""
     with tempfile.TemporaryDirectory(prefix="answer-key-") as out:
         with contextlib.redirect_stdout(open(os.devnull, "w")):
             path = answers(out, source=os.path.join(HERE, folder) if not os.path.isabs(folder)
-                           else folder)
+                           else folder, draw=False)
         return read(out, os.path.basename(path))
 
 

@@ -1541,7 +1541,9 @@ def test_the_same_seed_retrains_to_the_same_record_and_another_seed_does_not(tmp
 
 # The cheapest committed cells of results/quick.jsonl: fp32 on the CPU, one thread, 400 steps of
 # 2-pair needle at width 64; one MixiT and one softmax variant.
-RERUN_CELLS = ["f1/needle2/mixit/s2", "f1/needle2/frozen_qk/s1"]
+# each cell with the step its rerun stops at: MixiT's at its end, Frozen-QK's at its first evaluation
+# after step 0 (half the price; a change to the loop moves a number long before it)
+RERUN_CELLS = {"f1/needle2/mixit/s2": None, "f1/needle2/frozen_qk/s1": 200}
 
 
 def rerun_reference(tag):
@@ -1563,12 +1565,13 @@ def rerun_reference(tag):
 
 
 @pytest.mark.parametrize("tag", RERUN_CELLS)
-def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag):
+def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag, monkeypatch):
     """A record is a function of the config it keeps: rerun from that config (on the record's
     number of threads), a committed cell gives the same learning curve and final metrics (with
-    the token covariance), bit for bit, timings aside. A change to the training loop that moves
-    a number fails here. (Bit-identical needs the torch and the kind of CPU the record was made
-    with: where no committed record has both, it is a skip, saying so.)"""
+    the token covariance), bit for bit, timings aside; a rerun stopped early (RERUN_CELLS), the
+    same curve up to where it stopped. A change to the training loop that moves a number fails
+    here. (Bit-identical needs the torch and the kind of CPU the record was made with: where no
+    committed record has both, it is a skip, saying so.)"""
     record = rerun_reference(tag)
     if record is None:
         pytest.skip(f"no record of {tag} made with torch {torch.__version__} on an "
@@ -1576,6 +1579,10 @@ def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag):
     fields = {f.name for f in dataclasses.fields(mixit.Config)}
     config = {k: v for k, v in record["config"].items() if k in fields}
     cfg = mixit.Config(**{**config, "out": "", "examples": 0, "save": "", "resume": ""})
+    stop = RERUN_CELLS[tag]
+    if stop:  # the stopping rule says stop at that evaluation (the schedule stays the record's)
+        monkeypatch.setattr(mixit, "stop_reason", lambda cfg, history, task: (
+            "the test stops it" if history[-1]["step"] >= stop else None))
     threads = torch.get_num_threads()
     torch.set_num_threads(record["threads"])
     try:
@@ -1583,6 +1590,11 @@ def test_a_committed_cell_reruns_bit_identical_from_its_records_config(tag):
     finally:
         torch.set_num_threads(threads)
     drop = lambda h: {k: v for k, v in h.items() if k != "train_s"}  # noqa: E731
+    if stop:  # the curve so far (its last point is the rerun's final: token_cov is added there)
+        curve = [{k: v for k, v in drop(h).items() if k != "token_cov"} for h in rerun["history"]]
+        assert curve == [drop(h) for h in record["history"][:len(curve)]] and len(curve) > 1
+        assert rerun["final"]["step"] == stop < record["final"]["step"]
+        return
     assert [drop(h) for h in rerun["history"]] == [drop(h) for h in record["history"]]
     assert drop(rerun["final"]) == drop(record["final"]) and len(rerun["history"]) > 2
 

@@ -2665,11 +2665,13 @@ def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_
     rungs = tmp_path / "rungs"
     rungs.write_text("".join(j for j in jobs if "-steps" in j.split()[0]))
     assert bench.todo(str(rungs), str(records)) == []
-    for j in jobs[:9:3]:  # the base's seeds 0-2 ran
-        tag, *argv = j.split()
-        config = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(argv)))
-        runtime.append_record(str(records), {"config": {**config, "tag": tag},
-                                             "final": {"acc": 0.2}, "steps": 600})
+    def ran(lines, acc):  # a record of each of these lines, at that accuracy
+        for j in lines:
+            tag, *argv = j.split()
+            config = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(argv)))
+            runtime.append_record(str(records), {"config": {**config, "tag": tag}, "final": {"acc": acc},
+                                                 "steps": config["steps"]})
+    ran(jobs[:9:3], 0.2)  # the base's seeds 0-2 ran
     left = [line.split()[0] for line in bench.todo(str(rungs), str(records))]
     assert sorted(left) == [f"c4/memorize/mixit-steps1200/s{s}" for s in range(3)]
     # cut down to one budget (ONLY='c4/memorize/mixit-steps2400/'): the rungs below it come from
@@ -2677,11 +2679,7 @@ def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_
     top = tmp_path / "top"
     top.write_text("".join(j for j in jobs if "-steps2400/" in j.split()[0]))
     assert bench.todo(str(top), str(records)) == []  # 1200 has not run: its doubling is unknown
-    for j in jobs[1:9:3]:  # the 1200 rung's seeds 0-2 ran, far above 600's 20%: it moved
-        tag, *argv = j.split()
-        config = dataclasses.asdict(mixit.resolve_config(mixit.parse_args(argv)))
-        runtime.append_record(str(records), {"config": {**config, "tag": tag},
-                                             "final": {"acc": 0.5}, "steps": 1200})
+    ran(jobs[1:9:3], 0.5)  # the 1200 rung's seeds 0-2 ran, far above 600's 20%: it moved
     left = [line.split()[0] for line in bench.todo(str(top), str(records))]
     assert sorted(left) == [f"c4/memorize/mixit-steps2400/s{s}" for s in range(3)]
 

@@ -559,6 +559,18 @@ def doubled(cells, base):  # has a doubling of the cell run (a base-steps<N> cel
     return any(runs and STEPS.search(c) and STEPS.sub("", c) == base for c, runs in cells.items())
 
 
+def paired(cells, c, c2, key="acc"):
+    """The final values of `key` in cells c (budget B) and c2 (2B) of one ladder, over the seeds
+    that ran at both, in seed order: a doubling compares each seed with itself (same init, same
+    data), and the seeds that run at the budget read alone (READ_SEEDS) change no doubling."""
+    def by_seed(cell):
+        return {r["config"]["tag"].rsplit("/s", 1)[1]: r["final"][key]
+                for r in cells.get(cell, []) if key in r.get("final", {})}
+    a, b = by_seed(c), by_seed(c2)
+    both = sorted(a.keys() & b.keys(), key=int)  # (a tag ends in /s<seed>)
+    return [a[s] for s in both], [b[s] for s in both]
+
+
 def doubling(a, b):
     """What doubling a cell's budget did, from its seeds' final accuracies at B (a) and 2B (b):
     'settled' (the mean moved less than the larger spread, or SETTLED points), 'moved', 'noisy'
@@ -577,7 +589,7 @@ def read_budget(cells, base, key="acc"):
     2B) settled; None where none has settled yet (the ladder goes on, run_all.sh --claims)."""
     rungs = ladder(cells, base)
     for (s, c), (s2, c2) in zip(rungs, rungs[1:]):
-        if s2 == 2 * s and doubling(final(cells, c, key), final(cells, c2, key)) == "settled":
+        if s2 == 2 * s and doubling(*paired(cells, c, c2, key)) == "settled":
             return c, s
     return None
 
@@ -601,16 +613,15 @@ def budget_wanted(cells, base, budgets, steps, seed):
     noisy); seeds up to READ_SEEDS run at the budget whose doubling settled, the one a verdict
     reads."""
     names = [base] + [f"{base}-steps{b}" for b in budgets[1:]]
-    fin = [final(cells, c) for c in names]
+    doubled = lambda j: doubling(*paired(cells, names[j], names[j + 1]))  # noqa: E731
     i = budgets.index(steps)
-    if any(doubling(fin[j], fin[j + 1]) not in ("moved", "noisy") for j in range(i - 1)):
+    if any(doubled(j) not in ("moved", "noisy") for j in range(i - 1)):
         return False  # a smaller budget settled (the verdict reads it), or one has not finished
-    if i > 0 and len(fin[i - 1]) < LADDER_SEEDS:
+    if i > 0 and len(final(cells, names[i - 1])) < LADDER_SEEDS:
         return False  # the budget below has not finished: its doubling waits for it
     if seed < LADDER_SEEDS:
         return True
-    return (seed < READ_SEEDS and i + 1 < len(budgets)
-            and doubling(fin[i], fin[i + 1]) == "settled")
+    return seed < READ_SEEDS and i + 1 < len(budgets) and doubled(i) == "settled"
 
 
 # -----------------------------------------------------------------------------

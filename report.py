@@ -33,7 +33,7 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
-                     ladder, read_budget, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS,
+                     ladder, paired, read_budget, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS,
                      READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
@@ -776,7 +776,7 @@ def budget_rows(cells):
             c = rungs.get(s)
             text = entry(cells, c) if c else "–"
             if c and below:
-                a, b = final(cells, below), final(cells, c)
+                a, b = paired(cells, below, c)  # the seeds both budgets ran
                 moved = doubling(a, b)
                 text += (f"; {100 * (mean_std(b)[0] - mean_std(a)[0]):+.1f}, {moved}" if moved
                          else "; waits for seeds")
@@ -796,7 +796,8 @@ def read_at(cells, v, rungs):
     top = max(rungs)
     if settled:
         short = READ_SEEDS - len(final(cells, c))  # the verdict reads READ_SEEDS seeds there
-        return f"{budget_of(cells[c])} steps" + (f"; next: {short} more seeds" if short > 0 else "")
+        more = f"; next: {short} more seed{'s' * (short > 1)}" if short > 0 else ""
+        return f"{budget_of(cells[c])} steps{more}"
     if v not in LADDERED:
         return "no doubling run"
     if len(final(cells, rungs[top])) < LADDER_SEEDS:
@@ -941,8 +942,9 @@ TABLES = [
           lambda cells: " (`run_all.sh --claims`, memorize n={size:c4/}, width "
           "{width:c4/memorize/standard}): test accuracy (%) of each capacity cell at each budget "
           "tried, each a run of its own with its own cosine schedule; after each doubling, the "
-          "change of the mean (points) and what it did: settled where it moved less than the "
-          f"larger of the two budgets' std or {SETTLED:g} point, noisy where a side is †, moved "
+          "change of the mean over the seeds that ran at both (points; records.paired) and what it "
+          "did: settled where it moved less than the larger of their std at the two budgets or "
+          f"{SETTLED:g} point, noisy where a side is †, moved "
           "otherwise (records.doubling). A cell is read at the first budget whose doubling "
           f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again. The "
           "last row applies claim 4's rule (bits per parameter) to the four variants' cells at "

@@ -2459,6 +2459,15 @@ def test_doubling_reads_a_cell_only_at_a_budget_that_doubling_no_longer_moves():
     assert records.read_budget(settled, base) == (base + "-steps12000", 12000)
     assert records.capacity_cell(settled, base) == (base + "-steps12000", True)
     assert wanted(settled) == (seeds3(6000) + [(12000, s) for s in range(5)] + seeds3(24000))
+    # a doubling compares the seeds both budgets ran: a fourth seed at 24000 (there only) that
+    # pulls its mean within the spread of 12000's settles nothing, and 24000's seeds still run
+    fourth = ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.180, 0.190, 0.185],
+                          s24000=[0.200, 0.205, 0.210, 0.170])
+    low, high = base + "-steps12000", base + "-steps24000"
+    assert records.doubling(records.final(fourth, low), records.final(fourth, high)) == "settled"
+    assert records.paired(fourth, low, high) == ([0.180, 0.190, 0.185], [0.200, 0.205, 0.210])
+    assert records.doubling(*records.paired(fourth, low, high)) == "moved"
+    assert records.read_budget(fourth, base) is None and (48000, 0) in wanted(fourth)
     # a spread wider than the move settles it too; a move wider than both spreads does not
     wide = ladder_cells(s6000=[0.10, 0.14, 0.18], s12000=[0.13, 0.17, 0.15])
     assert records.doubling(*[records.final(wide, c) for c in wide]) == "settled"
@@ -3829,9 +3838,9 @@ def test_claim_4s_figure_draws_every_budget_tried_and_rings_the_one_read(tmp_pat
     drawn = {}
     monkeypatch.setattr(figures, "save", lambda name, title=None: drawn.update(name=name, fig=plt.gcf()))
 
-    def runs(steps, *accs):
-        return [{"config": {"steps": steps, "task_size": 128, "n_embd": 16},
-                 "final": {"acc": a, "bits_per_param": 10 * a}} for a in accs]
+    def runs(steps, *accs):  # (a doubling pairs the seeds by the tag's /s<seed>)
+        return [{"config": {"tag": f"made-up/s{s}", "steps": steps, "task_size": 128, "n_embd": 16},
+                 "final": {"acc": a, "bits_per_param": 10 * a}} for s, a in enumerate(accs)]
     cells = {"c4/memorize/standard": runs(6000, 0.25, 0.26, 0.27),
              "c4/memorize/frozen_mlp": runs(6000, 0.10, 0.10, 0.11),
              "c4/memorize/mixit_stdblock": runs(6000, 0.18, 0.19, 0.20)}

@@ -572,7 +572,8 @@ def paired(cells, c, c2, key="acc"):
 
 
 def doubling(a, b):
-    """What doubling a cell's budget did, from its seeds' final accuracies at B (a) and 2B (b):
+    """What doubling a cell's budget did, from its seeds' final accuracies at B (a) and 2B (b),
+    the same seeds on both sides (paired):
     'settled' (the mean moved less than the larger spread, or SETTLED points), 'moved', 'noisy'
     (a side is unstable, †: a verdict may not rest on it, so it is no evidence of settling), or
     None while either side has fewer than LADDER_SEEDS seeds."""

@@ -836,10 +836,11 @@ class Key:
     """The runs of an answer key in one folder: records.jsonl (a record per run, mixit.py's),
     logs/ (each run's printout), resume/ (an interrupted run's state, until it finishes),
     ckpt/ (exercise 2's checkpoints), ex<N>.md (a finished exercise's section), times.json.
-    With `source` (--from), the records are read from source and nothing is trained."""
+    With `source` (--from), the records are read from source and nothing is trained; with
+    draw=False its figures are not saved (their links are still written)."""
 
-    def __init__(self, folder, smoke=False, source=None):
-        self.dir, self.smoke, self.source, self.draw = folder, smoke, source, True
+    def __init__(self, folder, smoke=False, source=None, draw=True):
+        self.dir, self.smoke, self.source, self.draw = folder, smoke, source, draw
         self.seeds = [0] if smoke else [0, 1, 2]
         self.records = os.path.join(source or folder, "records.jsonl")
         if source and not os.path.isfile(self.records):
@@ -1500,8 +1501,7 @@ def answers(folder, smoke=False, source=None, draw=True):
     draw=False writes the text alone (its figures' links, no PNG).
     Ctrl-C (KeyboardInterrupt) goes on up once the runs have saved their state (Key.cells)."""
     import time
-    key = Key(folder, smoke, source)
-    key.draw = draw
+    key = Key(folder, smoke, source, draw)
     times_path = os.path.join(source or folder, "times.json")
     times = json.load(open(times_path)) if os.path.exists(times_path) else {}
     t_start, load = time.time(), os.getloadavg()

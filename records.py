@@ -614,15 +614,15 @@ def budget_wanted(cells, base, budgets, steps, seed):
     noisy); seeds up to READ_SEEDS run at the budget whose doubling settled, the one a verdict
     reads."""
     names = [base] + [f"{base}-steps{b}" for b in budgets[1:]]
-    doubled = lambda j: doubling(*paired(cells, names[j], names[j + 1]))  # noqa: E731
+    doubling_at = lambda j: doubling(*paired(cells, names[j], names[j + 1]))  # noqa: E731
     i = budgets.index(steps)
-    if any(doubled(j) not in ("moved", "noisy") for j in range(i - 1)):
+    if any(doubling_at(j) not in ("moved", "noisy") for j in range(i - 1)):
         return False  # a smaller budget settled (the verdict reads it), or one has not finished
     if i > 0 and len(final(cells, names[i - 1])) < LADDER_SEEDS:
         return False  # the budget below has not finished: its doubling waits for it
     if seed < LADDER_SEEDS:
         return True
-    return seed < READ_SEEDS and i + 1 < len(budgets) and doubled(i) == "settled"
+    return seed < READ_SEEDS and i + 1 < len(budgets) and doubling_at(i) == "settled"
 
 
 # -----------------------------------------------------------------------------

@@ -607,6 +607,13 @@ def capacity_cell(cells, base):
     return (done[-1], False) if done else (None, False)
 
 
+def readable(cells, base):
+    """May a verdict read this ladder? Its doubling settled (capacity_cell) and its budget read
+    has READ_SEEDS seeds: the one test of every claim that reads a doubled cell (claims 3-5)."""
+    c, settled = capacity_cell(cells, base)
+    return settled and len(final(cells, c)) >= READ_SEEDS
+
+
 def budget_wanted(cells, base, budgets, steps, seed):
     """Does the doubling rule want this run of a ladder? budgets: the ladder's steps, the base
     cell's first (run_all.sh lists them all). A budget's first LADDER_SEEDS seeds run once the

@@ -33,7 +33,7 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
-                     ladder, paired, read_budget, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS,
+                     ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS,
                      READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
@@ -184,17 +184,18 @@ def frozen_qk_retrieves(A):  # (2)
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
     L = A.longest  # (add: Table 11's 64-head cell, else Table 5's, else Table 3's 4-head one)
-    # memorize reads claim 4's capacity cells at their read budgets (Table 12): a budget whose
-    # doubling has not settled leaves the memorize test open, settled both ways (records.outcome)
-    memorize = [capacity_cell(A.base, f"c4/memorize/{v}") for v in ("mixit", "standard")]
+    # memorize reads claim 4's capacity cells at their read budgets (Table 12): until both may be
+    # read (records.readable: doubling settled, READ_SEEDS seeds there) its test is left open
+    bases = [f"c4/memorize/{v}" for v in ("mixit", "standard")]
+    memorize = [capacity_cell(A.base, b) for b in bases]
     ours, tests, *rest = on_each(
         A, {"add": (L(L("t3/add/mixit", "t5/add/heads64"), "c3/add/mixit-heads64"), "t3/add/standard"),
             "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
             "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
             "memorize": tuple(c if c else L(f"t4/memorize/{v}") for (c, _), v in
                               zip(memorize, ("mixit", "standard")))}, same, 3, vs=True)
-    if memorize[0][0] and not all(settled for _, settled in memorize):
-        ours += " (memorize: doubling not settled, its test left open)"
+    if memorize[0][0] and not all(readable(A.base, b) for b in bases):
+        ours += f" (memorize: {waits(A.base, bases)}; its test left open)"
         tests = tests and tests[:3] + [None]
     return (ours, tests, *rest)
 
@@ -221,12 +222,8 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     ours = " / ".join(f"{A.text(c, 'bits_per_param', 1, 2)} ({budget_of(A.cells[c])})"
                       for c, _ in read.values() if c)
     ours += f" bits/param (steps) (memorize-{config_of(A.cells, table + '/')})"
-    moving = [NAMES[v] for v, (c, settled) in read.items() if not settled]
-    few = [NAMES[v] for v, (c, settled) in read.items() if settled and len(A(c)) < READ_SEEDS]
-    if moving or few:
-        ours += ("; doubling has not settled: " + ", ".join(moving) if moving else "") + (
-            f"; fewer than {READ_SEEDS} seeds at the budget read: " + ", ".join(few) if few else "")
-        return ours, None, 2, where, reads
+    if not all(readable(A.cells, c) for c in cells.values()):
+        return ours + "; " + waits(A.cells, cells.values()), None, 2, where, reads
     b = {v: A(c, "bits_per_param") for v, (c, _) in read.items()}
     return ours, capacity_tests(b), 2, where, reads
 
@@ -235,6 +232,20 @@ def capacity_tests(b):  # claim 4's rule on {variant: bits per parameter of each
     return [beyond(b["standard"], b["frozen_qk"]),
             over_spread(lambda q, x: abs(q - x) < 0.25 * q, b["frozen_qk"], b["mixit"]),
             both(beyond(b["frozen_qk"], b["frozen_mlp"]), beyond(b["mixit"], b["frozen_mlp"]))]
+
+
+def waits(cells, bases):
+    """What the doubled cells a row reads wait for before it may read them (records.readable),
+    e.g. 'doubling not settled: MixiT' or 'fewer than 5 seeds at the budget read: Standard'."""
+    moving = [c for c in bases if not capacity_cell(cells, c)[1]]
+    few = [c for c in bases if c not in moving and not readable(cells, c)]
+
+    def said(what, cs):  # a variant's cells are named; others (claim 5's 1 head) go without
+        names = [NAMES[c.split("/")[-1]] for c in cs if c.split("/")[-1] in NAMES]
+        return what + (": " + ", ".join(names) if names else "")
+    return "; ".join(said(what, cs) for what, cs in (
+        ("doubling not settled", moving), (f"fewer than {READ_SEEDS} seeds at the budget read", few))
+        if cs)
 
 
 def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come from Table 11's run
@@ -258,8 +269,8 @@ def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come fr
     tests = [beyond(A(many), A(few)), over_spread(lambda x: x >= 0.9, best)]
     # the fewest heads' cell is doubled (run_all.sh --claims, as claim 4's): until its doubling
     # settles at Table 5's budget, the test that more heads beat fewer there is left open
-    if doubled(A.base, few) and capacity_cell(A.base, few) != (few, True):
-        ours += f" ({one}: doubling not settled, its test left open)"
+    if doubled(A.base, few) and not (capacity_cell(A.base, few)[0] == few and readable(A.base, few)):
+        ours += f" ({one}: {waits(A.base, [few])}; its test left open)"
         tests[0] = None
     return (f"{A.cells[many][0]['steps']} steps: {ours}", tests, 1,
             "Tables 5, 11" if long in reads else "Table 5", reads)
@@ -449,13 +460,13 @@ CEILING = 0.995
 
 
 def budget_kind(cells, c):
-    """'doubling settled', 'doubling not settled', 'at its ceiling', 'a loss' or 'a benchmark'
-    (not bounded here) or 'budget' (read at a budget): what more steps could do to a cell a
-    verdict reads."""
+    """'doubling settled' (records.readable), 'doubling waits' (not settled, or too few seeds at
+    the budget read), 'at its ceiling', 'a loss' or 'a benchmark' (not bounded here) or 'budget'
+    (read at a budget): what more steps could do to a cell a verdict reads."""
     base = STEPS.sub("", c)  # a ladder: claim 4's capacity cells, or any cell doubled once
     if (base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED
             or doubled(cells, base)):
-        return "doubling " + ("settled" if capacity_cell(cells, base)[1] else "not settled")
+        return "doubling " + ("settled" if readable(cells, base) else "waits")
     runs = cells.get(c, [])
     if any("final" not in r for r in runs):
         return "a benchmark"
@@ -482,7 +493,7 @@ def verdict_budget_rows(cells, need=1):
         now = verdict(tests, partly, reads, Reader(cells), rule, need)
         kinds = {c: budget_kind(cells, c) for c in dict.fromkeys(reads) if c in cells}
         at_budget = [c for c, kind in kinds.items() if kind == "budget"]
-        doubling_ = [c for c, kind in kinds.items() if kind == "doubling not settled"]
+        doubling_ = [c for c, kind in kinds.items() if kind == "doubling waits"]
         changed = []
         for c in at_budget:
             lifted = {**cells, c: raised(cells[c])}
@@ -959,11 +970,11 @@ TABLES = [
           "doubling, Table 12, nor at their ceiling: every seed at "
           f"{100 * CEILING:g}% or more, or stopped at its target), the verdict with each such cell "
           "raised to 100% alone (a bound on what more steps could do: where it changes, that "
-          "cell's budget is the one to double next), and the capacity cells whose doubling has "
-          "not settled (the row waits for them). Losses (claim 8) and benchmarks (claim 7) are "
-          "not bounded here.",
+          "cell's budget is the one to double next), and the doubled cells it waits for: their "
+          f"doubling has not settled, or the budget read has fewer than {READ_SEEDS} seeds. Losses "
+          "(claim 8) and benchmarks (claim 7) are not bounded here.",
           ["row", "verdict", "cells read at a budget", "verdict with one raised to 100%",
-           "doubling not settled"],
+           "waits for (Table 12)"],
           lambda cells: verdict_budget_rows(cells),
           when=lambda cells: any(c.startswith("c4/") for c in cells)),
     Table("Table 7. Training speed",

@@ -638,7 +638,8 @@ def budget_wanted(cells, base, budgets, steps, seed):
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->(the value)<!--/--> bits
 # The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
 # (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; a,!c
-# for a's runs but c's; with
+# for a's runs but c's; CELL@read the budget a capacity claim reads of the ladder CELL,
+# capacity_cell: where its doubling settled, else the largest budget that ran; with
 # [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,
 # superseded runs too: the way to cite a run of an earlier recipe, e.g.
 # t6/add/mixit-L2[lr=1e-3&n_head=64] or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
@@ -730,10 +731,24 @@ def number(spec, records_of, record_values=record_values):
         except ValueError:
             return "has not run"
 
+    def cells():  # the file's current runs by cell
+        by = collections.defaultdict(list)
+        for r in records_of(name):
+            by[cell_of(r["config"]["tag"])].append(r)
+        return by
+
+    def read(p):  # CELL@read: the budget a capacity claim reads of the ladder CELL (capacity_cell)
+        if not p.endswith("@read"):
+            return p
+        c = capacity_cell(cells(), p[:-len("@read")])[0]
+        if c is None:
+            raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {p}")
+        return c
+
     def runs_of(pattern):  # CELL may list several patterns: a,b or a,!c; and end in [KEY=VALUE&...]
         pattern, _, where = pattern.partition("[")
         conds = [c.partition("=")[::2] for c in where.rstrip("]").split("&") if c]
-        pats = pattern.split(",")
+        pats = [("!" + read(p[1:])) if p[:1] == "!" else read(p) for p in pattern.split(",")]
         keep, leave = [p for p in pats if p[:1] != "!"], [p[1:] for p in pats if p[:1] == "!"]
 
         def hit(tag, patterns):  # a whole tag (with its seed) or its cell matches
@@ -750,12 +765,10 @@ def number(spec, records_of, record_values=record_values):
         return [v for r in runs_of(pattern) for v in record_values(r, key)]
     runs = runs_of(pattern)
     if fmt == "doubling":  # where a ladder's doubling stands (read_budget), CELL its base budget
-        cells = collections.defaultdict(list)
-        for r in records_of(name):
-            cells[cell_of(r["config"]["tag"])].append(r)
-        read, (top, _) = read_budget(cells, pattern, key), capacity_cell(cells, pattern)
-        return (f"settled at {read[1]} steps" if read else "not doubled" if top == pattern
-                else f"not settled by doubling up to {budget_of(cells[top])} steps")
+        by = cells()
+        settled, (top, _) = read_budget(by, pattern, key), capacity_cell(by, pattern)
+        return (f"settled at {settled[1]} steps" if settled else "not doubled" if top == pattern
+                else f"not settled by doubling up to {budget_of(by[top])} steps")
     if fmt == "trend":
         return trend(runs)
     if fmt == "floor":

@@ -2491,7 +2491,8 @@ def capacity_cells(accs_by_variant):
 def test_the_doubling_marker_says_where_a_ladder_stands():
     """A marker's `doubling` format renders where a cell's doubling stands, from the records:
     not doubled, not settled by doubling up to the largest budget whose seeds all ran, or
-    settled at the budget a verdict reads (records.read_budget)."""
+    settled at the budget a verdict reads (records.read_budget); a CELL@read names the cell at
+    that budget (else at the largest that ran), so a sentence follows the rule's budget."""
     import records
 
     def marker(**budgets):
@@ -2502,6 +2503,14 @@ def test_the_doubling_marker_says_where_a_ladder_stands():
     assert marker(**moving) == "not settled by doubling up to 12000 steps"
     assert marker(**moving, s24000=[0.25, 0.26]) == "not settled by doubling up to 12000 steps"
     assert marker(**moving, s24000=[0.186, 0.190, 0.188]) == "settled at 12000 steps"
+
+    def read(spec, **budgets):  # CELL@read: the cell at the budget a verdict reads
+        runs = [r for rs in ladder_cells(**budgets).values() for r in rs]
+        return records.number(f"quick {spec}", lambda name, every=False: runs)
+    assert read("c4/memorize/mixit@read acc mean", **moving) == "18.5"  # not settled: 12000's
+    settled = dict(moving, s24000=[0.186, 0.190, 0.188])
+    assert read("c4/memorize/mixit@read steps mean:0", **settled) == "12000"
+    assert read("c4/memorize/mixit@read acc vs:c4/memorize/mixit", **settled) == "above"
 
 
 def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict():

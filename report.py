@@ -33,8 +33,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
-                     ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED, LADDER_SEEDS,
-                     READ_SEEDS, SETTLED, STEPS)
+                     ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED,
+                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]

@@ -215,8 +215,9 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
         reads = list(cells.values())
         if not all(b.values()):
             return ours + " bits/param", None, 2, where, reads
-        return (f"{ours} bits/param (memorize-{config_of(A.cells, 't4/')}, read at a budget)",
-                capacity_tests(b), 2, where, reads)
+        tests = capacity_tests(b)
+        return (f"{ours} bits/param (memorize-{config_of(A.cells, 't4/')}, read at a budget)"
+                + capacity_said(tests), tests, 2, where, reads)
     read = {v: capacity_cell(A.cells, c) for v, c in cells.items()}
     reads = [c for c, _ in read.values() if c]
     ours = " / ".join(f"{A.text(c, 'bits_per_param', 1, 2)} ({budget_of(A.cells[c])})"
@@ -224,8 +225,8 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     ours += f" bits/param (steps) (memorize-{config_of(A.cells, table + '/')})"
     if not all(readable(A.cells, c) for c in cells.values()):
         return ours + "; " + waits(A.cells, cells.values()), None, 2, where, reads
-    b = {v: A(c, "bits_per_param") for v, (c, _) in read.items()}
-    return ours, capacity_tests(b), 2, where, reads
+    tests = capacity_tests({v: A(c, "bits_per_param") for v, (c, _) in read.items()})
+    return ours + capacity_said(tests), tests, 2, where, reads
 
 
 def capacity_tests(b):  # claim 4's rule on {variant: bits per parameter of each seed}
@@ -838,10 +839,13 @@ def rule_at(cells, steps):
         bits[v] = final(cells, c, "bits_per_param")
     tests = capacity_tests(bits)
     shown = " / ".join("{:.2f} ± {:.2f}".format(*mean_std(b)) for b in bits.values())
+    return f"{shown}: {outcome(tests, 2)}{capacity_said(tests)}"
+
+
+def capacity_said(tests):  # which of claim 4's tests fail, and which the spread straddles
     said = [(kind, [name for name, t in zip(CAPACITY_TESTS, tests) if t is value])
             for kind, value in (("fails", False), ("straddles", None))]
-    return f"{shown}: {outcome(tests, 2)}" + "".join(
-        f"; {kind}: {', '.join(names)}" for kind, names in said if names)
+    return "".join(f"; {kind}: {', '.join(names)}" for kind, names in said if names)
 
 
 def lm_caption(cells):

@@ -2575,6 +2575,9 @@ def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     ours, tests, *_, reads = report.capacity_order(report.Reader(cells))
     assert tests is not None and "c4/memorize/mixit-steps12000" in reads
     assert "c4/memorize/standard" in reads and "(12000)" in ours
+    # the row names the tests that fail (here all three: equal cells, MixiT far below)
+    assert tests == [False] * 3 and ours.endswith(
+        "; fails: Standard > Frozen-QK, Frozen-QK ≈ MixiT, each > Frozen-MLP")
     assert "left open" not in report.mixit_matches_without_retrieval(report.Reader(cells))[0]
     # the paper scale (no c4 cells): Table 4's cells at their budget until one is doubled, then
     # by the same rule

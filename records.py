@@ -659,7 +659,8 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # records: FORMAT `vs:CELL2` gives "above", "below" or "within the spread of" (this cell's KEY
 # against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
 # run, so no spread to be beyond), `share:LO,HI` the percentage of the gap from LO's mean to HI's
-# that this cell's mean covers and the word it earns (share_words: "most" only from 50%), `trend`
+# that this cell's mean covers and the word it earns (share_words: "most" only from 50%),
+# `ratio:CELL2` this cell's mean over CELL2's, with its range over the two spreads, `trend`
 # what its runs did over their last evaluation interval: "still rising" (the accuracy rose by more
 # than a point, CLIMBING, on average) or "level", with where that was the schedule's tail (a
 # learning rate near 0, where level is no test of convergence: doubling is, read_budget), or
@@ -773,6 +774,8 @@ def number(spec, records_of, record_values=record_values):
         return trend(runs)
     if fmt == "floor":
         return floor_words(values_of(pattern), baseline({"c": runs}, "c"), key)
+    if fmt == "ratio":  # this cell's mean over CELL2's (or CELL2's KEY2, CELL2=KEY2)
+        return ratio_words(values_of(pattern), values_of(*digits.split("=")))
     if fmt in ("vs", "share"):
         others = [digits] if fmt == "vs" else digits.split(",")  # vs: one CELL2, maybe a,b
         return compare(values_of(pattern), [values_of(*c.split("=")) for c in others], fmt)
@@ -829,6 +832,15 @@ def compare(mine, others, how):
     ends = [100 * (x - a) / (b - a) for x in band(mine) for a in band(others[0])
             for b in band(others[1]) if b != a]
     return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo), min(ends), max(ends))
+
+
+def ratio_words(mine, other):
+    """'R (LO to HI over the spread)': one cell's mean over another's, and the ratio at the ends
+    of their mean ± std (a rule such as claim 4's 'within 25%' holds over the spread only where
+    both ends do)."""
+    ends = [x / y for x in band(mine) for y in band(other)]
+    r = mean_std(mine)[0] / mean_std(other)[0]
+    return f"{r:.2f} ({min(ends):.2f} to {max(ends):.2f} over the spread)"
 
 
 def band(values):  # a cell's mean - std and mean + std

@@ -2511,6 +2511,10 @@ def test_the_doubling_marker_says_where_a_ladder_stands():
     settled = dict(moving, s24000=[0.186, 0.190, 0.188])
     assert read("c4/memorize/mixit@read steps mean:0", **settled) == "12000"
     assert read("c4/memorize/mixit@read acc vs:c4/memorize/mixit", **settled) == "above"
+    # ratio: 12000's mean over 6000's, 0.185 / 0.14, and at the ends of the two spreads (sample
+    # std 0.005 and 0.01): 0.180 / 0.15 to 0.190 / 0.13
+    assert read("c4/memorize/mixit@read acc ratio:c4/memorize/mixit", **settled) == (
+        "1.32 (1.20 to 1.46 over the spread)")
 
 
 def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict():

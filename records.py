@@ -752,11 +752,12 @@ def number(spec, records_of, record_values=record_values):
         pats = [("!" + read(p[1:])) if p[:1] == "!" else read(p) for p in pattern.split(",")]
         keep, leave = [p for p in pats if p[:1] != "!"], [p[1:] for p in pats if p[:1] == "!"]
 
-        def hit(tag, patterns):  # a whole tag (with its seed) or its cell matches
-            return any(fnmatch.fnmatchcase(tag, p) or fnmatch.fnmatchcase(cell_of(tag), p)
-                       for p in patterns)
+        def matches(patterns):  # does a whole tag (with its seed) or its cell match one?
+            rx = re.compile("|".join(fnmatch.translate(p) for p in patterns) or r"(?!)")
+            return lambda tag: bool(rx.match(tag) or rx.match(cell_of(tag)))
+        hit, miss = matches(keep), matches(leave)
         runs = [r for r in records_of(name, every=bool(conds))
-                if hit(r["config"]["tag"], keep) and not hit(r["config"]["tag"], leave)
+                if hit(r["config"]["tag"]) and not miss(r["config"]["tag"])
                 and all(same_value(r["config"].get(k, r.get(k)), v) for k, v in conds)]
         if not runs:
             raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")

@@ -585,6 +585,19 @@ def doubling(a, b):
     return "settled" if 100 * abs(mb - ma) < max(100 * sa, 100 * sb, SETTLED) else "moved"
 
 
+def doubling_words(a, b):
+    """What settled (or moved) a doubling, in words: the change of the paired mean in points,
+    against the larger spread of the two budgets and the SETTLED tolerance (doubling's test)."""
+    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
+    gain, spread = 100 * (mb - ma), 100 * max(sa, sb)
+    if abs(gain) < spread:
+        return f"{gain:+.2f} points, within the spread ({spread:.2f})"
+    if abs(gain) < SETTLED:
+        return (f"{gain:+.2f} points, beyond the spread ({spread:.2f}) but under the "
+                f"{SETTLED:g}-point tolerance")
+    return f"{gain:+.2f} points, beyond the spread ({spread:.2f}) and the {SETTLED:g}-point tolerance"
+
+
 def read_budget(cells, base, key="acc"):
     """(cell, steps) of the budget a verdict reads: the first B of the ladder whose doubling (to
     2B) settled; None where none has settled yet (the ladder goes on, run_all.sh --claims)."""
@@ -667,8 +680,9 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
 # ("at the floor" where its mean ± std comes within a point of it, else "N points above the
 # floor"; for a loss, "N below the floor"), `doubling` where a ladder's doubling stands (CELL its
-# base budget: "settled at N steps", "not settled by doubling up to N steps" or "not doubled").
-# records.unsourced: a sentence about our results carries one of these, or a label. A rendered
+# base budget: "settled at N steps", "not settled by doubling up to N steps" or "not doubled"),
+# `gain` what settled it (doubling_words: "+G points, within the spread (S)", or beyond it "but
+# under the 1-point tolerance"). records.unsourced: a sentence about our results carries one of these, or a label. A rendered
 # number keeps the table's marks: † where its accuracies are unstable (`unstable`), ° where a run
 # is of an earlier recipe. `share` is read over the spread (share_words), as the verdicts are. FORMAT `n` gives the seeds of each matching cell (one count,
 # or a range where cells differ: "3", "3-5"), and `ran` the records' state: "ran (n = N)", or "has
@@ -771,6 +785,13 @@ def number(spec, records_of, record_values=record_values):
         settled, (top, _) = read_budget(by, pattern, key), capacity_cell(by, pattern)
         return (f"settled at {settled[1]} steps" if settled else "not doubled" if top == pattern
                 else f"not settled by doubling up to {budget_of(by[top])} steps")
+    if fmt == "gain":  # what settled a ladder (CELL its base budget): its doubling past the budget read
+        by = cells()
+        settled = read_budget(by, pattern, key)
+        if not settled:
+            raise ValueError(f"'{spec}': the ladder {pattern} has not settled")
+        c2 = next(c for s, c in ladder(by, pattern) if s == 2 * settled[1])
+        return doubling_words(*paired(by, settled[0], c2, key))
     if fmt == "trend":
         return trend(runs)
     if fmt == "floor":

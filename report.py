@@ -790,7 +790,7 @@ def budget_rows(cells):
             if c and below:
                 a, b = paired(cells, below, c)  # the seeds both budgets ran
                 moved = doubling(a, b)
-                text += (f"; {100 * (mean_std(b)[0] - mean_std(a)[0]):+.1f}, {moved}" if moved
+                text += (f"; {100 * (mean_std(b)[0] - mean_std(a)[0]):+.2f}, {moved}" if moved
                          else "; waits for seeds")
             row.append(text)
             below = c

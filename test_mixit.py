@@ -2492,7 +2492,8 @@ def test_the_doubling_marker_says_where_a_ladder_stands():
     """A marker's `doubling` format renders where a cell's doubling stands, from the records:
     not doubled, not settled by doubling up to the largest budget whose seeds all ran, or
     settled at the budget a verdict reads (records.read_budget); a CELL@read names the cell at
-    that budget (else at the largest that ran), so a sentence follows the rule's budget."""
+    that budget (else at the largest that ran), so a sentence follows the rule's budget; `gain`
+    says by how much that doubling moved it, against the spread and the tolerance."""
     import records
 
     def marker(**budgets):
@@ -2515,6 +2516,15 @@ def test_the_doubling_marker_says_where_a_ladder_stands():
     # std 0.005 and 0.01): 0.180 / 0.15 to 0.190 / 0.13
     assert read("c4/memorize/mixit@read acc ratio:c4/memorize/mixit", **settled) == (
         "1.32 (1.20 to 1.46 over the spread)")
+    # gain: what settled it, 12000 -> 24000: +0.30 points against the larger std, 0.50; a move
+    # beyond the spread but under records.SETTLED says that it settled by the tolerance
+    assert read("c4/memorize/mixit acc gain", **settled) == "+0.30 points, within the spread (0.50)"
+    tight = dict(s6000=[0.14, 0.15, 0.13], s12000=[0.184, 0.185, 0.186],
+                 s24000=[0.191, 0.192, 0.193])
+    assert read("c4/memorize/mixit acc gain", **tight) == (
+        "+0.70 points, beyond the spread (0.10) but under the 1-point tolerance")
+    with pytest.raises(ValueError, match="has not settled"):
+        read("c4/memorize/mixit acc gain", **moving)
 
 
 def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict():

@@ -595,7 +595,8 @@ def doubling_words(a, b):
     if abs(gain) < SETTLED:
         return (f"{gain:+.2f} points, beyond the spread ({spread:.2f}) but under the "
                 f"{SETTLED:g}-point tolerance")
-    return f"{gain:+.2f} points, beyond the spread ({spread:.2f}) and the {SETTLED:g}-point tolerance"
+    return (f"{gain:+.2f} points, beyond the spread ({spread:.2f}) and the {SETTLED:g}-point "
+            "tolerance")
 
 
 def read_budget(cells, base, key="acc"):
@@ -682,7 +683,8 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # floor"; for a loss, "N below the floor"), `doubling` where a ladder's doubling stands (CELL its
 # base budget: "settled at N steps", "not settled by doubling up to N steps" or "not doubled"),
 # `gain` what settled it (doubling_words: "+G points, within the spread (S)", or beyond it "but
-# under the 1-point tolerance"). records.unsourced: a sentence about our results carries one of these, or a label. A rendered
+# under the 1-point tolerance"). records.unsourced: a sentence about our results carries one of
+# these, or a label. A rendered
 # number keeps the table's marks: † where its accuracies are unstable (`unstable`), ° where a run
 # is of an earlier recipe. `share` is read over the spread (share_words), as the verdicts are. FORMAT `n` gives the seeds of each matching cell (one count,
 # or a range where cells differ: "3", "3-5"), and `ran` the records' state: "ran (n = N)", or "has
@@ -785,7 +787,7 @@ def number(spec, records_of, record_values=record_values):
         settled, (top, _) = read_budget(by, pattern, key), capacity_cell(by, pattern)
         return (f"settled at {settled[1]} steps" if settled else "not doubled" if top == pattern
                 else f"not settled by doubling up to {budget_of(by[top])} steps")
-    if fmt == "gain":  # what settled a ladder (CELL its base budget): its doubling past the budget read
+    if fmt == "gain":  # what settled a ladder (CELL its base budget): its next doubling
         by = cells()
         settled = read_budget(by, pattern, key)
         if not settled:

@@ -581,15 +581,19 @@ def doubling(a, b):
         return None
     if unstable(a) or unstable(b):
         return "noisy"
+    gain, spread = move(a, b)
+    return "settled" if abs(gain) < max(spread, SETTLED) else "moved"
+
+
+def move(a, b):  # (the change of the mean from a to b, the larger of their std), in points
     (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
-    return "settled" if 100 * abs(mb - ma) < max(100 * sa, 100 * sb, SETTLED) else "moved"
+    return 100 * (mb - ma), 100 * max(sa, sb)
 
 
 def doubling_words(a, b):
     """What settled (or moved) a doubling, in words: the change of the paired mean in points,
     against the larger spread of the two budgets and the SETTLED tolerance (doubling's test)."""
-    (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
-    gain, spread = 100 * (mb - ma), 100 * max(sa, sb)
+    gain, spread = move(a, b)
     if abs(gain) < spread:
         return f"{gain:+.2f} points, within the spread ({spread:.2f})"
     if abs(gain) < SETTLED:

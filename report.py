@@ -34,7 +34,7 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
                      ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED,
-                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS)
+                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -790,7 +790,7 @@ def budget_rows(cells):
             if c and below:
                 a, b = paired(cells, below, c)  # the seeds both budgets ran
                 moved = doubling(a, b)
-                text += (f"; {100 * (mean_std(b)[0] - mean_std(a)[0]):+.2f}, {moved}" if moved
+                text += (f"; {move(a, b)[0]:+.2f}, {moved}" if moved
                          else "; waits for seeds")
             row.append(text)
             below = c

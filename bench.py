@@ -51,7 +51,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # (the op counter of
 import mixit
 import tasks
 from mixit import VARIANTS, build, make_optimizer, train_step
-from records import (NAMES, STEPS, budget_of, budget_wanted, cell_of, load, pct, read_records,
+from records import (LR, NAMES, STEPS, budget_of, budget_wanted, cell_of, load, lr_wanted, pct, read_records,
                      record_values, stale, stat, table, TWO_WAYS)
 from runtime import (BatchPool, append_record, command_line, compiled, data_pool, environment,
                      pick_device, pick_dtype)
@@ -728,6 +728,8 @@ def priority(tag):
         if tag.startswith(prefix):
             layers = re.search(r"-L(\d+)/", tag)
             return tier, -int(layers.group(1)) if layers else 0
+    if LR.search(cell_of(tag)):  # the lr sweep: each cell's choosing seeds together, claim 4's last
+        return len(FIRST) + (2 if tag.startswith("c4/") else int(seed > 1)), 0
     tier = (3 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else
             2 if "-shipped/" in tag else int(seed > 0))
     return len(FIRST) + tier, 0
@@ -775,6 +777,30 @@ def doubling_filter(lines, records):
     return wanted
 
 
+def lr_filter(lines, records):
+    """wanted(tag): does the learning-rate sweep (records.lr_wanted) ask for this run? Runs of
+    no sweep (tags without -lr<LR>) are wanted."""
+    listed = collections.defaultdict(set)  # each swept cell's lrs in the job list
+    held = set()  # the cells whose choosing runs are CELL-lr<LR>-val (modadd, lm)
+    for line in lines:
+        m = LR.search(cell_of(line.split()[0]))
+        if m:
+            base = cell_of(line.split()[0])[:m.start()]
+            listed[base].add(float(m.group(1)))
+            if m.group(2):
+                held.add(base)
+    cells = load(records) if listed else {}
+
+    def wanted(tag):
+        m = LR.search(cell_of(tag))
+        if not m:
+            return True
+        base = cell_of(tag)[:m.start()]
+        return lr_wanted(cells, base, float(m.group(1)), int(tag.rsplit("/s", 1)[1]),
+                         sorted(listed[base]), final_only=base in held and not m.group(2))
+    return wanted
+
+
 def queue(joblist, records, price=False, models=None):
     """(line, minutes) of each run of a job list still to do, in priority order (stable within a
     priority). A line is done when the latest record of its tag ran its recipe; a benchmark when
@@ -789,10 +815,10 @@ def queue(joblist, records, price=False, models=None):
     # price their shape where no finished run has
     paused = {t: r["ms_per_step"] for t, r in latest_records(paused_file(records)).items()}
     lines = open(joblist).readlines()
-    wanted = doubling_filter(lines, records)
+    wanted, swept = doubling_filter(lines, records), lr_filter(lines, records)
     for i, line in enumerate(lines):
         tag, *argv = line.split()
-        if not wanted(tag, argv):
+        if not (wanted(tag, argv) and swept(tag)):
             continue  # a budget of a ladder that the doubling rule does not ask for (yet)
         done = tag in latest
         minutes = 2 if price else None  # a benchmark (a set number of steps) is priced at 2 minutes

@@ -440,7 +440,7 @@ def build(cfg, verbose=True):
     device = runtime.pick_device(cfg.device)
     dtype = runtime.pick_dtype(cfg.dtype, device)
     task = tasks.make_task(cfg.task, cfg.task_size, device, cfg.data_seed, cfg.eval_size, cfg.data,
-                           cfg.test_data)
+                           cfg.test_data, cfg.val_size)
     cfg.task_size = task.size
     if cfg.block_size == 0:
         cfg.block_size = task.block_size
@@ -578,11 +578,12 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
 
 
 @torch.no_grad()
-def evaluate(model, task, dtype, batch_size=500, return_preds=False):
-    """Per-token accuracy and exact match over the answer positions of the fixed test set."""
+def evaluate(model, task, dtype, batch_size=500, return_preds=False, data=None):
+    """Per-token accuracy and exact match over the answer positions of the fixed test set (or
+    of data, e.g. task.val)."""
     was_training = model.training
     model.eval()
-    x_all, y_all, m_all = task.test
+    x_all, y_all, m_all = task.test if data is None else data
     totals = torch.zeros(4, device=x_all.device)  # loss, correct, scored, exact: summed on device
     preds = []
     for i in range(0, x_all.size(0), batch_size):
@@ -701,6 +702,9 @@ class Config:
     min_delta: float = _f(0.0, "the gain that --patience asks for")
     min_steps: int = _f(0, "--patience stops no run before this step")
     eval_size: int = _f(2000, "sequences in the fixed test set (the paper uses 4000)")
+    val_size: int = _f(0, "sequences of a validation set, disjoint from the test set, scored at "
+                          "the end into the record's 'val' (run_all.sh --lr-sweep chooses by it); "
+                          "modadd and lm hold it out of training (tasks.with_validation)")
     log_interval: int = _f(50, "print a progress line every this many steps")
     examples: int = _f(6, "decoded test examples printed at the end (right and wrong)")
     out: str = _f("results/runs.jsonl", "append one JSON record of the run here ('' = don't)")
@@ -749,7 +753,7 @@ def parse_args(argv):
 RULES = [
     (("n_layer", "n_head", "n_embd", "batch_size", "eval_interval", "log_interval", "eval_size"),
      lambda v: v >= 1, "be at least 1"),
-    (("steps", "task_size", "block_size", "warmup", "patience", "min_steps", "weight_decay",
+    (("steps", "task_size", "block_size", "warmup", "val_size", "patience", "min_steps", "weight_decay",
       "grad_clip", "qk_init_std", "min_delta", "data_pool"), lambda v: v >= 0, "not be negative"),
     (("lr", "mixit_mult"), lambda v: 0 < v < math.inf, "be a positive number"),  # mult 0: no signal
     (("beta1", "beta2"), lambda v: 0 <= v < 1, "be in [0, 1)"),
@@ -871,6 +875,9 @@ def run(cfg):
         final["bits_per_param"] = final["acc"] * task.capacity_bits / n_train
     if task.block_size > 2 and len(task.test[0]):  # rank collapse with depth (Table 6)
         final["token_cov"] = token_covariance(model, task)
+    if task.val:  # --val_size: what a learning-rate sweep chooses by (never the test set)
+        record["val"] = evaluate(model, task, dtype, data=task.val)
+        print(f"validation: loss {record['val']['loss']:.4f} | acc {record['val']['acc']:.4f}")
     show_examples(model, task, dtype, cfg.examples)
     print(f"\nfinal test accuracy {final['acc']:.4f} (exact match {final['exact']:.4f}, "
           f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {time.time() - t0:.0f}s")

@@ -651,6 +651,104 @@ def budget_wanted(cells, base, budgets, steps, seed):
 
 
 # -----------------------------------------------------------------------------
+# Each variant at its own learning rate (run_all.sh --lr-sweep). A cell CELL of the claims table
+# ran at the lr its task shares; CELL-lr<LR> is the same cell at another lr, scored at its end on
+# a validation set (the record's 'val', mixit.py --val_size) as well as the test set. Where the
+# validation set is held out of training (modadd, lm), CELL-lr<LR>-val chooses and CELL-lr<LR>
+# trains as CELL does. memorize is scored on the table it trains on: its final accuracy chooses.
+# The rule, written once (chosen_lr): the lr with the best mean validation score over SWEEP_SEEDS
+# seeds; where the shared lr is within the spread of that best (the larger std of the two), the
+# shared lr stays. Selection reads no test score (lr_score reads 'val', or memorize's table).
+LR = re.compile(r"-lr(\d+(?:\.\d+)?e-\d+)(-val)?$")
+SWEEP_SEEDS = 2
+INNER = (0.09, 3.5)  # a grid's lrs within these factors of the shared lr; the rest are its edges
+
+
+def lr_score(r):
+    """The number a sweep chooses by, higher is better: the validation accuracy (lm: minus its
+    validation loss); memorize: its final accuracy, the table it trains on. None: no such score."""
+    c = r["config"]
+    if c["task"] == "memorize":
+        return r["final"]["acc"]
+    if "val" not in r:
+        return None
+    return -r["val"]["loss"] if c["task"] == "lm" else r["val"]["acc"]
+
+
+def lr_grid(cells, base):
+    """{lr: [lr_score of seeds 0..SWEEP_SEEDS-1]} of a cell's sweep (CELL-lr<LR>, CELL-lr<LR>-val),
+    with the cell itself at its shared lr where its records carry the score (memorize). Only the
+    choosing seeds count: a seed run later at the chosen lr changes no choice."""
+    grid = collections.defaultdict(list)
+    for c, runs in cells.items():
+        m = LR.search(c)
+        lr = float(m.group(1)) if m and c[:m.start()] == base else shared_lr(cells, base) if c == base else None
+        for r in runs if lr is not None else []:
+            if int(r["config"]["tag"].rsplit("/s", 1)[1]) < SWEEP_SEEDS and lr_score(r) is not None:
+                grid[lr].append(lr_score(r))
+    return dict(sorted(grid.items()))
+
+
+def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it has not run)
+    runs = cells.get(base)
+    return runs[0]["config"]["lr"] if runs else None
+
+
+def best_inner(cells, base, listed):
+    """(the lrs sorted, the best inner one, the edge lr beyond it or None) of a cell's sweep;
+    None while an inner lr lacks SWEEP_SEEDS seeds. listed: the lrs run_all.sh lists for it."""
+    shared, grid = shared_lr(cells, base), lr_grid(cells, base)
+    lrs = sorted(set(listed) | set(grid) | {shared})
+    inner = [lr for lr in lrs if INNER[0] <= lr / shared <= INNER[1]]
+    if any(len(grid.get(lr, [])) < SWEEP_SEEDS for lr in inner):
+        return None
+    best = max(inner, key=lambda lr: mean_std(grid[lr])[0])
+    i = lrs.index(best)
+    beyond = (lrs[i - 1] if best == inner[0] and i > 0 else
+              lrs[i + 1] if best == inner[-1] and i + 1 < len(lrs) else None)
+    return lrs, best, beyond
+
+
+def chosen_lr(cells, base, listed=()):
+    """(lr, why) that a cell's sweep chooses, or None while a run it needs is missing: every inner
+    lr with SWEEP_SEEDS seeds and, where the best of them lies at the inner grid's edge, the lr
+    beyond it. why: 'shared' (the shared lr is best, or the best is within its spread), 'best',
+    or 'edge' (the best is the outermost lr that ran: a wider grid might do better)."""
+    shared = shared_lr(cells, base)
+    found = shared is not None and best_inner(cells, base, listed)
+    if not found:
+        return None
+    lrs, best, beyond = found
+    grid = lr_grid(cells, base)
+    if beyond is not None:
+        if len(grid.get(beyond, [])) < SWEEP_SEEDS:
+            return None
+        if mean_std(grid[beyond])[0] > mean_std(grid[best])[0]:
+            best = beyond
+    (mb, sb), (ms, ss) = mean_std(grid[best]), mean_std(grid[shared])
+    if best == shared or mb - ms <= max(sb, ss):
+        return shared, "shared"
+    return best, "edge" if best in (lrs[0], lrs[-1]) else "best"
+
+
+def lr_wanted(cells, base, lr, seed, listed, final_only=False):
+    """Does the sweep want this run of CELL-lr<LR> (bench.py --todo)? A choosing run (seeds below
+    SWEEP_SEEDS; final_only: a held-out task's plain CELL-lr<LR>, which chooses nothing): at every
+    inner lr, and at an edge lr once the best inner lr lies next to it. Seeds up to 3 at the lr
+    chosen, where it is not the shared one (the claims read the cell there)."""
+    shared = shared_lr(cells, base)
+    if shared is None:
+        return False  # the cell the sweep is of has not run: its shared lr is unknown
+    if final_only or seed >= SWEEP_SEEDS:
+        chosen = chosen_lr(cells, base, listed)
+        return bool(chosen) and chosen[0] == lr != shared and seed < 3
+    if INNER[0] <= lr / shared <= INNER[1]:
+        return True
+    found = best_inner(cells, base, listed)
+    return bool(found) and found[2] == lr
+
+
+# -----------------------------------------------------------------------------
 # Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->(the value)<!--/--> bits

@@ -65,6 +65,7 @@ class Task:
     block_size: int  # T: every x, y, mask of this task is (B, T)
     itos: list  # token id -> printable string, for decoding examples
     test: tuple  # (x, y, mask) of the fixed held-out test set
+    val: Optional[tuple] = None  # (x, y, mask) for choosing hyperparameters (with_validation)
     sample: Optional[Callable] = None  # (B, generator) -> (x, y, mask): a fresh batch
     train: Optional[tuple] = None  # or a finite training set (x, y, mask) to draw rows from
     capacity_bits: float = 0.0  # memorize only: information in the table, n^2 log2(n) bits
@@ -151,8 +152,9 @@ def on_test_side(x):
     return _hash_rows(x) % 5 == 0
 
 
-def held_out_test(sample, n_test, gen, name, smallest):
-    """The fixed test set: n_test draws of `sample` that fall on the test side of the split.
+def held_out_test(sample, n_test, gen, name, smallest, side=True):
+    """The fixed test set: n_test draws of `sample` that fall on the test side of the split
+    (side=False: on the training side, for a validation set: with_validation).
     Draws are made in large chunks until enough are found; a task whose input space is so small
     that almost nothing lands on the test side is refused, naming the smallest size that works."""
     parts, found = [], 0
@@ -160,7 +162,7 @@ def held_out_test(sample, n_test, gen, name, smallest):
         if found >= n_test:
             break
         x, y, mask = sample(max(1024, 5 * n_test), gen)
-        keep = on_test_side(x) & mask.any(1)
+        keep = (on_test_side(x) == side) & mask.any(1)
         parts.append((x[keep], y[keep], mask[keep]))
         found += int(keep.sum())
     if found < n_test:
@@ -230,7 +232,7 @@ def make_add(n_digits, device, data_seed, n_test):
                 note=f"{n_digits}-digit addition, digits least-significant first")
 
 
-def make_modadd(p, device, data_seed, n_test):
+def make_modadd(p, device, data_seed, n_test, n_val=0):
     """Modular addition: every pair (a, b) with a, b < p, written as three tokens.
 
     Tokens 0..p-1 are the numbers. With p = 7, 5 + 4 = 9 = 2 (mod 7) is written
@@ -239,6 +241,7 @@ def make_modadd(p, device, data_seed, n_test):
         x:    5 4         y: 4 2        mask: . X     (only (a+b) mod p is scored)
 
     All p^2 pairs are shuffled with the data seed; 95% train, 5% test (never seen in training).
+    n_val > 0 holds the last n_val training pairs out as a validation set (with_validation).
     """
     if p < 5:
         raise UsageError(f"modadd: --task_size (the modulus p) must be at least 5, got {p}")
@@ -251,9 +254,14 @@ def make_modadd(p, device, data_seed, n_test):
     x, y, mask = shift(seq, answer)
     n_train = int(0.95 * p * p)
     test = tuple(t[n_train:][:n_test] for t in (x, y, mask)) if n_test else (x[:0], y[:0], mask[:0])
+    if not 0 <= n_val < n_train // 2:
+        raise UsageError(f"modadd-{p}: --val_size must be below half its {n_train} training pairs")
+    fit = n_train - n_val  # the pairs it trains on; the rest of the training side validates
     return Task("modadd", p, vocab_size=p, block_size=2, itos=[str(i) for i in range(p)],
-                test=test, train=(x[:n_train], y[:n_train], mask[:n_train]),
-                note=f"(a + b) mod {p}: {n_train} training pairs, {p * p - n_train} held out")
+                test=test, train=(x[:fit], y[:fit], mask[:fit]),
+                val=tuple(t[fit:n_train] for t in (x, y, mask)) if n_val else None,
+                note=f"(a + b) mod {p}: {fit} training pairs, {p * p - n_train} held out"
+                     + f", {n_val} validating" * bool(n_val))
 
 
 # -----------------------------------------------------------------------------
@@ -625,7 +633,7 @@ def load_text(path=""):
     return data
 
 
-def make_lm(context, device, data_seed, n_test, path=""):
+def make_lm(context, device, data_seed, n_test, path="", n_val=0):
     """Byte-level language modelling: predict every next byte of a text.
 
     Tokens are the 256 byte values. The first 90% of the file trains, the last 10% validates.
@@ -637,17 +645,25 @@ def make_lm(context, device, data_seed, n_test, path=""):
 
     Training windows start anywhere in the training part; the test set is up to n_test
     non-overlapping windows of the validation part. Loss is in nats per byte; bits per byte
-    = loss / ln 2.
+    = loss / ln 2. n_val > 0 holds n_val such windows out of the end of the training part as a
+    validation set (with_validation); training windows then start before them.
     """
     text = load_text(path)
     data = torch.frombuffer(bytearray(text), dtype=torch.uint8).long().to(device)
-    n_val = len(data) // 10
-    train, val = data[:-n_val], data[-n_val:]
+    n_tail = len(data) // 10
+    held = n_val * context + 1 if n_val else 0  # the training part's tail that validates
+    train, val = data[:-n_tail], data[-n_tail:]
+    train, held = train[:len(train) - held], train[len(train) - held:]
     if len(val) < context + 1 or len(train) < context + 1:
-        raise UsageError(f"lm: the text ({len(data)} bytes) is too short for context {context}")
+        raise UsageError(f"lm: the text ({len(data)} bytes) is too short for context {context}"
+                         + f" and --val_size {n_val}" * bool(n_val))
     offs = torch.arange(context + 1, device=device)
-    starts = torch.arange(0, len(val) - context, context, device=device)[:n_test]
-    windows = val[starts[:, None] + offs]  # (n_windows, context+1)
+
+    def windows_of(part, n):  # up to n non-overlapping windows: (n, context+1)
+        return part[torch.arange(0, len(part) - context, context, device=device)[:n, None] + offs]
+
+    def xym(w):
+        return w[:, :-1], w[:, 1:], torch.ones_like(w[:, 1:], dtype=torch.bool)
 
     def sample_lm(B, gen):
         s = torch.randint(0, len(train) - context, (B, 1), generator=gen, device=gen.device)
@@ -656,9 +672,10 @@ def make_lm(context, device, data_seed, n_test, path=""):
 
     itos = [chr(i) if 32 <= i < 127 else f"\\x{i:02x}" for i in range(256)]
     task = Task("lm", context, vocab_size=256, block_size=context, itos=itos,
-                test=(windows[:, :-1], windows[:, 1:], torch.ones_like(windows[:, 1:], dtype=torch.bool)),
-                sample=sample_lm, note=f"{path or 'Python help text'}: {len(train)} train / "
-                f"{len(val)} validation bytes")
+                test=xym(windows_of(val, n_test)), sample=sample_lm,
+                val=xym(windows_of(held, n_val)) if n_val else None,
+                note=f"{path or 'Python help text'}: {len(train)} train / {len(val)} validation "
+                     f"bytes" + f" ({len(held)} more held out of training)" * bool(n_val))
     task.hash_split = False  # train and validation are split by position in the file instead
     task.corpus_sha256 = hashlib.sha256(text).hexdigest()  # the record's: cells never mix texts
     return task
@@ -904,8 +921,9 @@ TASKS = {
 
 
 def make_task(name, size=0, device="cpu", data_seed=12345, n_test=2000, data_path="",
-              test_path=""):
-    """Build a task by name. size 0 means the task's CPU-friendly default."""
+              test_path="", n_val=0):
+    """Build a task by name. size 0 means the task's CPU-friendly default; n_val > 0 adds a
+    validation set (with_validation)."""
     if name not in TASKS:
         raise UsageError(f"unknown task '{name}'; choose one of: {', '.join(TASKS)}")
     maker, cpu_size = TASKS[name][:2]
@@ -914,8 +932,27 @@ def make_task(name, size=0, device="cpu", data_seed=12345, n_test=2000, data_pat
         raise UsageError(f"--test_data is only used by --task classify, not by {name}")
     if name == "classify":
         return make_classify(size, device, data_seed, n_test, data_path, test_path)
+    if n_val and name in ("memorize", "classify"):
+        raise UsageError(f"--val_size: {name} has no validation set (memorize is scored on its "
+                         "training table itself; classify holds out only its test set)")
     if name == "lm":
-        return make_lm(size, device, data_seed, n_test, data_path)
+        return make_lm(size, device, data_seed, n_test, data_path, n_val)
     if data_path:
         raise UsageError(f"--data is only used by --task lm and classify, not by {name}")
-    return maker(size, device, data_seed, n_test)
+    if name == "modadd":
+        return make_modadd(size, device, data_seed, n_test, n_val)
+    return with_validation(maker(size, device, data_seed, n_test), n_val, data_seed)
+
+
+def with_validation(task, n_val, data_seed):
+    """Give a sampled task a validation set of n_val sequences, for choosing a learning rate
+    without reading the test set (run_all.sh --lr-sweep): fresh draws from the task's own
+    generator that fall on the *training* side of the hash split, so it shares no sequence with
+    the test set. Its draws come from a generator of their own (seeded by data_seed + 2^32, a seed
+    no run trains with), so the test set and the training stream stay exactly as without it. A
+    validation row may also be drawn in training, as any two training draws may coincide
+    (modadd and lm instead hold their validation set out of training: make_modadd, make_lm)."""
+    if n_val:
+        gen = torch.Generator(task.test[0].device).manual_seed((data_seed + 2 ** 32) % 2 ** 63)
+        task.val = held_out_test(task.sample, n_val, gen, task.name, task.size, side=False)
+    return task

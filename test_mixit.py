@@ -2477,6 +2477,85 @@ def test_doubling_reads_a_cell_only_at_a_budget_that_doubling_no_longer_moves():
     assert records.read_budget(noisy, base) is None and (24000, 0) in wanted(noisy)
 
 
+def sweep_cells(base="t1/needle/mixit", shared=3e-3, task="needle", **grid):
+    """Made-up records of a learning-rate sweep: {cell: records}, the cell itself at its shared lr
+    (test scores only) and CELL-lr<LR> for each grid entry lr<LR>=[each seed's (val, test)]."""
+    def rec(tag, lr, val, test):
+        r = {"config": {"tag": tag, "task": task, "lr": lr}, "final": {"acc": test, "loss": 1 - test}}
+        return {**r, "val": {"acc": val, "loss": 1 - val}} if val is not None else r
+    cells = {base: [rec(f"{base}/s{s}", shared, None, 0.5) for s in range(3)]}
+    for key, seeds in grid.items():
+        lr = float(key[2:].replace("_", "-"))
+        cells[f"{base}-{key.replace('_', '-')}"] = [rec(f"{base}-{key.replace('_', '-')}/s{s}", lr, v, t)
+                                                   for s, (v, t) in enumerate(seeds)]
+    return cells
+
+
+def test_a_validation_set_shares_no_sequence_with_the_test_set_and_leaves_it_as_it_was():
+    """--val_size (tasks.with_validation): sampled tasks draw it on the training side of the hash
+    split from a generator of their own, so the test set is the same tensor as without it;
+    modadd and lm hold it out of their training side, which then no longer holds it."""
+    for name, size in (("needle", 6), ("dyck", 10), ("add", 4)):
+        plain, with_val = tasks.make_task(name, size, n_test=300), tasks.make_task(name, size, n_test=300, n_val=200)
+        assert all(torch.equal(a, b) for a, b in zip(plain.test, with_val.test))
+        assert with_val.val[0].shape[0] == 200 and not tasks.on_test_side(with_val.val[0]).any()
+        test_rows = {tuple(r) for r in plain.test[0].tolist()}
+        assert not test_rows & {tuple(r) for r in with_val.val[0].tolist()}
+    plain, held = tasks.make_task("modadd", 59), tasks.make_task("modadd", 59, n_val=200)
+    assert torch.equal(plain.test[0], held.test[0]) and held.train[0].shape[0] == plain.train[0].shape[0] - 200
+    pairs = lambda x: {tuple(r) for r in x.tolist()}  # noqa: E731
+    assert pairs(held.val[0]) == pairs(plain.train[0]) - pairs(held.train[0])
+    plain, held = tasks.make_task("lm", 32, n_test=50), tasks.make_task("lm", 32, n_test=50, n_val=40)
+    assert torch.equal(plain.test[0], held.test[0]) and held.val[0].shape == (40, 32)
+    # the validation windows lie past every training window: the last training start + 33 bytes
+    x, _, _ = held.sample(4000, torch.Generator().manual_seed(0))
+    assert not pairs(x) & pairs(held.val[0])
+    with pytest.raises(tasks.UsageError, match="memorize has no validation set"):
+        tasks.make_task("memorize", 8, n_val=10)
+
+
+def test_the_lr_sweep_chooses_by_validation_and_keeps_the_shared_lr_within_its_spread():
+    """records.chosen_lr, the rule written once: the lr with the best mean validation score over
+    two seeds; the shared lr stays where the best is within its spread; an inner grid whose best
+    lies at its edge waits for the lr beyond it; a cell with one seed at an lr waits."""
+    import records
+    grid = ["1e-4", "3e-4", "1e-3", "3e-3", "1e-2", "3e-2"]
+    listed = [float(x) for x in grid]
+    inner = dict(lr3e_4=[(0.20, 0.9), (0.22, 0.9)], lr1e_3=[(0.60, 0.1), (0.64, 0.1)],
+                 lr3e_3=[(0.30, 0.99), (0.34, 0.99)], lr1e_2=[(0.05, 0.5), (0.07, 0.5)])
+    # a clear winner: 1e-3 beats the shared 3e-3 by 30 points, far beyond either spread
+    cells = sweep_cells(**inner)
+    assert records.chosen_lr(cells, "t1/needle/mixit", listed) == (1e-3, "best")
+    # selection reads no test score: the test accuracies above favour 3e-3 (99%) and 3e-4;
+    # swapping every test score for its opposite changes nothing
+    flipped = sweep_cells(**{k: [(v, 1 - t) for v, t in seeds] for k, seeds in inner.items()})
+    assert records.chosen_lr(flipped, "t1/needle/mixit", listed) == (1e-3, "best")
+    # a tie within the spread: 1e-3 ahead by 2 points, the shared lr's seeds 6 points apart
+    tie = sweep_cells(**{**inner, "lr1e_3": [(0.33, 0), (0.35, 0)], "lr3e_3": [(0.29, 0), (0.35, 0)]})
+    assert records.chosen_lr(tie, "t1/needle/mixit", listed) == (3e-3, "shared")
+    # the best inner lr at the inner grid's edge (3e-4): 1e-4 runs, then decides
+    edge = {**inner, "lr3e_4": [(0.90, 0), (0.92, 0)]}
+    cells = sweep_cells(**edge)
+    assert records.chosen_lr(cells, "t1/needle/mixit", listed) is None
+    assert records.lr_wanted(cells, "t1/needle/mixit", 1e-4, 0, listed)
+    assert not records.lr_wanted(cells, "t1/needle/mixit", 3e-2, 0, listed)  # the other edge: no
+    assert records.chosen_lr(sweep_cells(**edge, lr1e_4=[(0.95, 0), (0.97, 0)]), "t1/needle/mixit",
+                             listed) == (1e-4, "edge")
+    assert records.chosen_lr(sweep_cells(**edge, lr1e_4=[(0.10, 0), (0.12, 0)]), "t1/needle/mixit",
+                             listed) == (3e-4, "best")
+    # one seed at an inner lr: the choice waits, and that lr's second seed is wanted
+    one = sweep_cells(**{**inner, "lr1e_2": [(0.05, 0.5)]})
+    assert records.chosen_lr(one, "t1/needle/mixit", listed) is None
+    assert records.lr_wanted(one, "t1/needle/mixit", 1e-2, 1, listed)
+    # the third seed runs at the chosen lr only, and not where the shared lr stays (the cell
+    # itself has its seeds there); a third seed at the chosen lr changes no choice
+    cells = sweep_cells(**inner)
+    assert [lr for lr in listed if records.lr_wanted(cells, "t1/needle/mixit", lr, 2, listed)] == [1e-3]
+    assert not any(records.lr_wanted(tie, "t1/needle/mixit", lr, 2, listed) for lr in listed)
+    third = sweep_cells(**{**inner, "lr1e_3": inner["lr1e_3"] + [(0.0, 0.1)]})
+    assert records.chosen_lr(third, "t1/needle/mixit", listed) == (1e-3, "best")
+
+
 def capacity_cells(accs_by_variant):
     """ladder_cells for several variants: {variant: {s6000: [accs], ...}} -> {cell: records}."""
     cells = {}

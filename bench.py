@@ -778,26 +778,18 @@ def doubling_filter(lines, records):
 
 
 def lr_filter(lines, records):
-    """wanted(tag): does the learning-rate sweep (records.lr_wanted) ask for this run? Runs of
-    no sweep (tags without -lr<LR>) are wanted."""
-    listed = collections.defaultdict(set)  # each swept cell's lrs in the job list
-    held = set()  # the cells whose choosing runs are CELL-lr<LR>-val (modadd, lm)
-    for line in lines:
-        m = LR.search(cell_of(line.split()[0]))
-        if m:
-            base = cell_of(line.split()[0])[:m.start()]
-            listed[base].add(float(m.group(1)))
-            if m.group(2):
-                held.add(base)
-    cells = load(records) if listed else {}
+    """wanted(tag, argv): does the learning-rate sweep (records.lr_wanted) ask for this run? Runs
+    of no sweep (tags without -lr<LR>) are wanted."""
+    swept = any(LR.search(cell_of(line.split()[0])) for line in lines)
+    cells = load(records) if swept else {}
 
-    def wanted(tag):
+    def wanted(tag, argv):
         m = LR.search(cell_of(tag))
         if not m:
             return True
-        base = cell_of(tag)[:m.start()]
-        return lr_wanted(cells, base, float(m.group(1)), int(tag.rsplit("/s", 1)[1]),
-                         sorted(listed[base]), final_only=base in held and not m.group(2))
+        held = argv[argv.index("--task") + 1] in ("modadd", "lm")  # validates on -val runs
+        return lr_wanted(cells, cell_of(tag)[:m.start()], float(m.group(1)),
+                         int(tag.rsplit("/s", 1)[1]), final_only=held and not m.group(2))
     return wanted
 
 
@@ -818,7 +810,7 @@ def queue(joblist, records, price=False, models=None):
     wanted, swept = doubling_filter(lines, records), lr_filter(lines, records)
     for i, line in enumerate(lines):
         tag, *argv = line.split()
-        if not (wanted(tag, argv) and swept(tag)):
+        if not (wanted(tag, argv) and swept(tag, argv)):
             continue  # a budget of a ladder that the doubling rule does not ask for (yet)
         done = tag in latest
         minutes = 2 if price else None  # a benchmark (a set number of steps) is priced at 2 minutes

@@ -363,6 +363,38 @@ def plot_seeds(cells):
     save("seeds_quick.png", "every seed (quick scale); †: seeds more than 10 points apart")
 
 
+def plot_lr_sweep(cells, scale):
+    """Validation score against learning rate (run_all.sh --lr-sweep): one panel per task, one
+    line per swept cell (its seeds as dots, mean ± std), the shared lr dotted and the chosen lr
+    ringed; lm's panel is in nats/byte (lower is better), memorize's on the table itself."""
+    from records import chosen_lr, lr_grid, shared_lr, swept
+    by_task = {}
+    for base in swept(cells):
+        if cells.get(base) and lr_grid(cells, base):
+            by_task.setdefault(cells[base][0]["config"]["task"], []).append(base)
+    if not by_task:
+        return
+    fig, axes = plt.subplots(1, len(by_task), figsize=(3.3 * len(by_task), 3.4), squeeze=False)
+    for ax, (task, bases) in zip(axes[0], sorted(by_task.items())):
+        lm = task == "lm"
+        for i, base in enumerate(bases):
+            grid, color = lr_grid(cells, base), f"C{i}"
+            seeds = [[-x if lm else 100 * x for x in v] for v in grid.values()]
+            label = base.split("/", 1)[1].replace(f"{task}/", "")
+            means = seeds_and_spread(ax, list(grid), seeds, color, with_n(label, [len(x) for x in seeds]))
+            pick = chosen_lr(cells, base)
+            if pick:
+                ax.plot(pick[0], means[list(grid).index(pick[0])], "o", markersize=12,
+                        markerfacecolor="none", color=color)
+            ax.axvline(shared_lr(cells, base), color="gray", linestyle=":", linewidth=1)
+        ax.set(xscale="log", xlabel="learning rate", title=task,
+               ylabel="validation loss (nats/byte)" if lm else
+               "accuracy on the table (%)" if task == "memorize" else "validation accuracy (%)")
+        ax.legend(fontsize=7)
+    save(f"lr_sweep_{scale}.png", "Each cell at a grid of learning rates: validation score "
+         "(ringed: the lr chosen; dotted: the lr the task shares)")
+
+
 def draw_all(cells, scale, paper_bits, dry=False):
     """Every figure of a scale that its records give, into plots/ (the smoke scales: into
     results/smoke_plots, so that a test never redraws the committed figures; dry: into no file,
@@ -379,6 +411,7 @@ def draw_all(cells, scale, paper_bits, dry=False):
     for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):
         plot(fresh, scale)
     plot_capacity(fresh, scale, paper_bits)
+    plot_lr_sweep(fresh, scale)
     if scale == "quick":
         plot_seeds(fresh)
     return dict(DRAWN)

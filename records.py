@@ -661,7 +661,21 @@ def budget_wanted(cells, base, budgets, steps, seed):
 # shared lr stays. Selection reads no test score (lr_score reads 'val', or memorize's table).
 LR = re.compile(r"-lr(\d+(?:\.\d+)?e-\d+)(-val)?$")
 SWEEP_SEEDS = 2
-INNER = (0.09, 3.5)  # a grid's lrs within these factors of the shared lr; the rest are its edges
+# The grid of each shared lr: its inner lrs in brackets, and the edge lr either side, which runs
+# only where the best inner lr lies next to it. run_all.sh reads these lines (sed): keep one a line.
+SWEEP_GRIDS = {
+    "3e-3": "1e-4 [3e-4 1e-3 3e-3 1e-2] 3e-2",
+    "2e-3": "6e-5 [2e-4 6e-4 2e-3 6e-3] 2e-2",
+    "1e-2": "1e-3 [3e-3 1e-2 3e-2] 1e-1",
+}
+
+
+def sweep_grid(shared):
+    """(every lr of the grid of a shared lr, its inner lrs), as floats; ([], []) where none."""
+    words = next((g for k, g in SWEEP_GRIDS.items() if float(k) == shared), "").split()
+    inner = words[words.index(next(w for w in words if w.startswith("["))):][:-1] if words else []
+    lr = lambda w: float(w.strip("[]"))  # noqa: E731
+    return sorted(map(lr, words)), sorted(map(lr, inner))
 
 
 def lr_score(r):
@@ -694,13 +708,12 @@ def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it h
     return runs[0]["config"]["lr"] if runs else None
 
 
-def best_inner(cells, base, listed):
-    """(the lrs sorted, the best inner one, the edge lr beyond it or None) of a cell's sweep;
-    None while an inner lr lacks SWEEP_SEEDS seeds. listed: the lrs run_all.sh lists for it."""
-    shared, grid = shared_lr(cells, base), lr_grid(cells, base)
-    lrs = sorted(set(listed) | set(grid) | {shared})
-    inner = [lr for lr in lrs if INNER[0] <= lr / shared <= INNER[1]]
-    if any(len(grid.get(lr, [])) < SWEEP_SEEDS for lr in inner):
+def best_inner(cells, base):
+    """(the grid's lrs, the best inner one, the edge lr beyond it or None) of a cell's sweep
+    (sweep_grid); None while an inner lr lacks SWEEP_SEEDS seeds."""
+    grid = lr_grid(cells, base)
+    lrs, inner = sweep_grid(shared_lr(cells, base))
+    if not inner or any(len(grid.get(lr, [])) < SWEEP_SEEDS for lr in inner):
         return None
     best = max(inner, key=lambda lr: mean_std(grid[lr])[0])
     i = lrs.index(best)
@@ -709,17 +722,16 @@ def best_inner(cells, base, listed):
     return lrs, best, beyond
 
 
-def chosen_lr(cells, base, listed=()):
+def chosen_lr(cells, base):
     """(lr, why) that a cell's sweep chooses, or None while a run it needs is missing: every inner
     lr with SWEEP_SEEDS seeds and, where the best of them lies at the inner grid's edge, the lr
     beyond it. why: 'shared' (the shared lr is best, or the best is within its spread), 'best',
-    or 'edge' (the best is the outermost lr that ran: a wider grid might do better)."""
-    shared = shared_lr(cells, base)
-    found = shared is not None and best_inner(cells, base, listed)
+    or 'edge' (the best is the grid's outermost lr: a wider grid might do better)."""
+    found = shared_lr(cells, base) is not None and best_inner(cells, base)
     if not found:
         return None
     lrs, best, beyond = found
-    grid = lr_grid(cells, base)
+    grid, shared = lr_grid(cells, base), shared_lr(cells, base)
     if beyond is not None:
         if len(grid.get(beyond, [])) < SWEEP_SEEDS:
             return None
@@ -731,7 +743,36 @@ def chosen_lr(cells, base, listed=()):
     return best, "edge" if best in (lrs[0], lrs[-1]) else "best"
 
 
-def lr_wanted(cells, base, lr, seed, listed, final_only=False):
+def swept(cells):
+    """The cells that a learning-rate sweep ran for (the CELL of each CELL-lr<LR>)."""
+    return sorted({c[:m.start()] for c in cells for m in [LR.search(c)] if m})
+
+
+def tuned_view(cells):
+    """The cells with each swept cell read at its chosen lr (chosen_lr): CELL-lr<LR>'s records
+    where the sweep chose another lr than the shared one, CELL's own where it kept it, none while
+    the sweep has not chosen. A ladder (claim 4: CELL = <ladder>-steps24000) read at another lr
+    has not run there: its cells are empty. Returns (view, {CELL: (lr, why) or None})."""
+    view, chosen = dict(cells), {}
+    for base in swept(cells):
+        chosen[base] = choice = chosen_lr(cells, base)
+        if choice and choice[1] == "shared":
+            continue
+        rung = STEPS.search(base)
+        if rung:  # every budget of the ladder
+            ladder_base = STEPS.sub("", base)
+            for c in cells:
+                if c == ladder_base or (STEPS.search(c) and STEPS.sub("", c) == ladder_base):
+                    view[c] = []
+            continue
+        at = [c for c in cells if not c.endswith("-val") and LR.search(c)
+              and c[:LR.search(c).start()] == base and float(LR.search(c).group(1)) == choice[0]] \
+            if choice else []
+        view[base] = cells[at[0]] if at else []
+    return view, chosen
+
+
+def lr_wanted(cells, base, lr, seed, final_only=False):
     """Does the sweep want this run of CELL-lr<LR> (bench.py --todo)? A choosing run (seeds below
     SWEEP_SEEDS; final_only: a held-out task's plain CELL-lr<LR>, which chooses nothing): at every
     inner lr, and at an edge lr once the best inner lr lies next to it. Seeds up to 3 at the lr
@@ -740,11 +781,11 @@ def lr_wanted(cells, base, lr, seed, listed, final_only=False):
     if shared is None:
         return False  # the cell the sweep is of has not run: its shared lr is unknown
     if final_only or seed >= SWEEP_SEEDS:
-        chosen = chosen_lr(cells, base, listed)
+        chosen = chosen_lr(cells, base)
         return bool(chosen) and chosen[0] == lr != shared and seed < 3
-    if INNER[0] <= lr / shared <= INNER[1]:
+    if lr in sweep_grid(shared)[1]:
         return True
-    found = best_inner(cells, base, listed)
+    found = best_inner(cells, base)
     return bool(found) and found[2] == lr
 
 

@@ -34,7 +34,8 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
                      ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED,
-                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move)
+                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move, tuned_view, LR, lr_grid,
+                     shared_lr)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -145,7 +146,11 @@ class Reader:
         return final(self.cells, cell, key)
 
     def text(self, cell, key="acc", scale=100, digits=1):  # stat() without n, ° as in the tables
-        return stat(self(cell, key), scale, digits, n=False) + old(self.cells.get(cell, []))
+        runs, own = self.cells.get(cell, []), self.base.get(cell, [])
+        lr = runs[0]["config"].get("lr") if runs else None  # read at an lr its sweep chose
+        moved = lr is not None and own and lr != own[0]["config"].get("lr")
+        return (stat(self(cell, key), scale, digits, n=False) + old(runs)
+                + (f" at lr {lr:g}" if moved else ""))
 
     def longest(self, quick, long=None):  # Table 11's run (by default the cell c<N>/...) if run
         long = long or "c" + quick[1:]
@@ -434,9 +439,12 @@ def verdict(tests, partly, reads, A, rule="", need=1):
 
 
 def claim_rows(cells, need=1):
-    """(n seeds, rows): one row per claim: claim, paper, ours, verdict, rule, evidence; a verdict
-    only where every cell it reads has at least `need` seeds."""
-    A = Reader(cells)
+    """(n seeds, rows): one row per claim: claim, paper, ours, verdict, rule, evidence, and the
+    verdict with every variant at the lr its task shares; a verdict only where every cell it reads
+    has at least `need` seeds. Where run_all.sh --lr-sweep ran, a row reads each cell at the lr
+    its sweep chose (records.tuned_view), and waits ('–') while the sweep has not chosen."""
+    tuned, chosen = tuned_view(cells)
+    A, shared = Reader(tuned, cells), Reader(cells)
     seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
     n = str(min(seeds, default=0))
     if seeds and min(seeds) != max(seeds):
@@ -447,8 +455,12 @@ def claim_rows(cells, need=1):
         n_read = {len(A.runs(c)) for c in reads}  # where the cells it reads have another n
         if n != "0" and n_read - {int(n.split()[0])} and f"{min(n_read)} to {max(n_read)}" != n:
             ours += f" (n = {min(n_read)}" + f" to {max(n_read)}" * (len(n_read) > 1) + ")"
-        rows.append([claim, paper_, ours, verdict(tests, partly, reads, A, rule, need), rule,
-                     where])
+        waiting = [c for c in reads if c in chosen and not chosen[c]]
+        if waiting:
+            ours += f" (lr sweep not finished: {', '.join(waiting)})"
+        _, tests_shared, partly_shared, _, reads_shared = judge(shared)
+        rows.append([claim, paper_, ours, verdict(tests, partly, reads, A, rule, need), rule, where,
+                     verdict(tests_shared, partly_shared, reads_shared, shared, rule, need)])
     return n, rows
 
 
@@ -511,7 +523,7 @@ def verdict_budget_rows(cells, need=1):
 def claim_verdicts(rows, scale):
     """FINDINGS' verdict sentence per claim, with its re-reading rows: one piece each."""
     by = collections.defaultdict(list)
-    for claim, _, ours, v, rule, where in rows:
+    for claim, _, ours, v, rule, where, _ in rows:
         by[claim[0]].append(f"{claim.split('.')[0]} **{v}** ({where}: {ours}; rule: {rule})")
     return "\n\n".join(f"**Claim {k} verdict** ({scale} scale): " + ". Row ".join(lines) + "."
                        for k, lines in by.items())
@@ -555,7 +567,11 @@ def verdicts(cells, need=1, claims=None):
             "no spread to compare"
             + (f", or a cell it reads has fewer than {need} seeds" if need > 1 else "") + ". "
             f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
-            "runs).\n\n" + table(["claim", "paper", "ours", "verdict", "rule", "evidence"], rows))
+            "runs). Where the learning-rate sweep ran (Table 14), each cell is read at the lr its "
+            "sweep chose; the last column gives the verdict with every variant at the lr its task "
+            "shares.\n\n"
+            + table(["claim", "paper", "ours", "verdict", "rule", "evidence", "at the shared lr"],
+                    rows))
 
 
 def dtype_check(cells, other, name):
@@ -886,6 +902,25 @@ def yelp_caption(cells):
             "change Yelp)." + how)
 
 
+def sweep_rows(cells):
+    """Table 14: each swept cell's validation score at each lr (records.lr_grid), the lr chosen
+    (records.chosen_lr) and the test score there and at the shared lr."""
+    view, chosen = tuned_view(cells)
+    rows = []
+    for base in chosen:
+        lm = cells[base][0]["config"]["task"] == "lm" if cells.get(base) else False
+        sign, scale, digits = (-1, 1, 3) if lm else (1, 100, 1)
+        grid = " · ".join(f"{lr:g}: {stat([sign * x for x in v], scale, digits, n=False)}"
+                          for lr, v in lr_grid(cells, base).items())
+        key = "loss" if lm else "acc"
+        pick = chosen[base]
+        rows.append([f"`{base}`", f"{shared_lr(cells, base):g}", grid,
+                     "waits for runs" if not pick else f"{pick[0]:g} ({pick[1]})",
+                     stat(final(view, base, key), scale, digits) if pick else "–",
+                     stat(final(cells, base, key), scale, digits)])
+    return rows
+
+
 TABLES = [
     Table("Table 1. Retrieval",
           ": test accuracy (%) per answer token; [paper] where it reports one. Sizes: needle "
@@ -981,6 +1016,20 @@ TABLES = [
            "waits for (Table 12)"],
           lambda cells: verdict_budget_rows(cells),
           when=lambda cells: any(c.startswith("c4/") for c in cells)),
+    # each variant at its own lr (`run_all.sh --lr-sweep`): what the claims table reads
+    Table("Table 14. Learning rate, chosen per cell on validation data",
+          " (`run_all.sh --lr-sweep`): each cell that claims 1, 2, 3 and 8 read, at a grid of "
+          "learning rates half a decade apart, seeds 0 and 1, scored at the end on a validation "
+          "set the test never sees (accuracy %; lm: loss in nats/byte, lower is better): fresh "
+          "draws of the training side of the split (a draw may repeat a training draw, as two "
+          "training draws may); modadd and lm hold theirs out of training for these runs, and "
+          "memorize (claim 4, 24000 steps) is scored on the table it trains on, as its test is. "
+          "The lr chosen is the best mean; the shared lr stays where the best is within its "
+          "spread (shared); edge: the best is the grid's outermost lr. The test score is at the "
+          "chosen lr (n = 3) and at the shared one; the claims table reads the first.",
+          ["cell", "shared lr", "validation score at each lr (seeds 0-1)", "chosen lr",
+           "test at the chosen lr", "test at the shared lr"],
+          sweep_rows, when=lambda cells: any(LR.search(c) for c in cells)),
     Table("Table 7. Training speed",
           " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
           "faster per sample than Standard.",

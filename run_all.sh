@@ -414,53 +414,58 @@ fi
 # the test never sees (--val_size: tasks.with_validation); records.chosen_lr picks the lr with the
 # best mean validation score, keeping the shared lr where the best is within its spread. A tag is
 # CELL-lr<LR>/s<seed>; seed 2 runs only at a chosen lr other than the shared one (CELL itself
-# already has seeds 0-2 there), and the grid's outermost lrs only where the best of the others lies
-# at that edge (bench.py --todo: records.lr_wanted). modadd and lm hold their validation set out
+# already has seeds 0-2 there), and the grid's edge lrs (records.SWEEP_GRIDS) only where the best
+# inner lr lies next to one (bench.py --todo: records.lr_wanted). modadd and lm hold their validation set out
 # of training, so there the choosing runs are CELL-lr<LR>-val and CELL-lr<LR> trains as CELL does.
 # Claim 4's cells (memorize, scored on the table it trains on: no separate validation set) run at
-# 24000 steps at 3e-3 and 3e-2 beside the ladder's 1e-2 (CELL: c4/memorize/<row>-steps24000).
-sweep() {  # sweep CELL "LR ..." ARGS...: the grid of one cell, seeds 0-2 (bench.py keeps what is wanted)
-  local cell=$1 grid=$2 lr seed; shift 2
+# 24000 steps at 3e-3 and 3e-2 beside the ladder's 1e-2 (CELL: c4/memorize/<row>-steps24000); a
+# variant whose best lr is another continues its ladder there (FINDINGS, claim 4).
+sweep() {  # sweep CELL LR ARGS...: the grid of one cell around its shared LR, seeds 0-2 (bench.py
+  # keeps what the rule wants); the grid is records.SWEEP_GRIDS's line for LR (brackets dropped)
+  local cell=$1 shared=$2 lr seed grid; shift 2
+  grid=$(sed -n "s/^    \"$shared\": \"\(.*\)\",$/\1/p" records.py | tr -d '[]')
+  [ -n "$grid" ] || { echo "run_all.sh: records.SWEEP_GRIDS has no grid for lr $shared" >&2; exit 2; }
   for lr in $grid; do
     for seed in 0 1 2; do
       case " $* " in
         *" --task modadd "*|*" --task lm "*)
           [ $seed = 2 ] || cell "$cell-lr$lr-val/s$seed" "$@" --lr $lr --val_size $VAL --seed $seed
           cell "$cell-lr$lr/s$seed" "$@" --lr $lr --seed $seed ;;
-        *" --task memorize "*) cell "$cell-lr$lr/s$seed" "$@" --lr $lr --seed $seed ;;
+        *" --task memorize "*)  # its shared lr's runs are the cell's own
+          [ $lr = $shared ] || cell "$cell-lr$lr/s$seed" "$@" --lr $lr --seed $seed ;;
         *) cell "$cell-lr$lr/s$seed" "$@" --lr $lr --val_size $VAL --seed $seed ;;
       esac
     done
   done
 }
 if [ -n "$LR_SWEEP" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
-  VAL=500; GRID="1e-4 3e-4 1e-3 3e-3 1e-2 3e-2"; LM_GRID="6e-5 2e-4 6e-4 2e-3 6e-3 2e-2"
+  VAL=500
   # MixiT's cells first: the verdicts closest to turning on its lr (claims 1, 3 and 8)
   for v in mixit standard frozen_qk; do
     if [ $v != frozen_qk ]; then
       for t in needle induction hop; do  # claim 1: Table 1's cells
         recipe=$NEEDLE; [ $t = hop ] && recipe=$HOP; [ $t = induction ] && recipe=$RETRIEVE
-        sweep "t1/$t/$v" "$GRID" $BASE $recipe --task $t --task_size ${SIZE[$t]} --variant $v
+        sweep "t1/$t/$v" 3e-3 $BASE $recipe --task $t --task_size ${SIZE[$t]} --variant $v
       done
     fi
     case $v in
       mixit)  # claim 3: MixiT with 64 heads on add and dyck, Table 11's budgets
-        sweep "c3/add/mixit-heads64" "$GRID" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64
-        sweep "c3/dyck/mixit-heads64" "$GRID" $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 ;;
+        sweep "c3/add/mixit-heads64" 3e-3 $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64
+        sweep "c3/dyck/mixit-heads64" 3e-3 $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 ;;
       standard)
-        sweep "t3/add/standard" "$GRID" $BASE $DENSE --task add --task_size ${SIZE[add]} --variant standard
-        sweep "t3/dyck/standard" "$GRID" $BASE $DYCK --task dyck --task_size ${SIZE[dyck]} --variant standard ;;
+        sweep "t3/add/standard" 3e-3 $BASE $DENSE --task add --task_size ${SIZE[add]} --variant standard
+        sweep "t3/dyck/standard" 3e-3 $BASE $DYCK --task dyck --task_size ${SIZE[dyck]} --variant standard ;;
       frozen_qk)  # claim 2: needle (Table 1), induction and hop (Table 11's budgets)
-        sweep "t1/needle/frozen_qk" "$GRID" $BASE $NEEDLE --task needle --task_size ${SIZE[needle]} --variant frozen_qk
-        sweep "c2/induction/frozen_qk" "$GRID" $BASE $SPARSE --steps 1200 --task induction --task_size ${SIZE[induction]} --variant frozen_qk
-        sweep "c2/hop/frozen_qk" "$GRID" $BASE $HOP --steps 3000 --task hop --task_size ${SIZE[hop]} --variant frozen_qk ;;
+        sweep "t1/needle/frozen_qk" 3e-3 $BASE $NEEDLE --task needle --task_size ${SIZE[needle]} --variant frozen_qk
+        sweep "c2/induction/frozen_qk" 3e-3 $BASE $SPARSE --steps 1200 --task induction --task_size ${SIZE[induction]} --variant frozen_qk
+        sweep "c2/hop/frozen_qk" 3e-3 $BASE $HOP --steps 3000 --task hop --task_size ${SIZE[hop]} --variant frozen_qk ;;
     esac
     # (modadd's validation set: 200 of its 3306 training pairs, so that it trains on nearly as many)
-    [ $v = frozen_qk ] || VAL=200 sweep "c3/modadd/$v" "$GRID" $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant $v
-    sweep "t2/lm/$v" "$LM_GRID" $LM --task lm --task_size ${SIZE[lm]} --variant $v  # claim 8
+    [ $v = frozen_qk ] || VAL=200 sweep "c3/modadd/$v" 3e-3 $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant $v
+    sweep "t2/lm/$v" 2e-3 $LM --task lm --task_size ${SIZE[lm]} --variant $v  # claim 8
   done
   for row in standard frozen_qk mixit frozen_mlp; do  # claim 4, last: the longest runs
-    sweep "c4/memorize/$row-steps24000" "3e-3 3e-2" $MEM --task memorize --n_embd 16 --steps 24000 --eval_interval 500 --variant $row
+    sweep "c4/memorize/$row-steps24000" 1e-2 $MEM --task memorize --n_embd 16 --steps 24000 --eval_interval 500 --variant $row
   done
 fi
 # claim 4 at the paper scale reads Table 4's cells, each run to its plateau (--patience) within a

@@ -2517,43 +2517,77 @@ def test_a_validation_set_shares_no_sequence_with_the_test_set_and_leaves_it_as_
 def test_the_lr_sweep_chooses_by_validation_and_keeps_the_shared_lr_within_its_spread():
     """records.chosen_lr, the rule written once: the lr with the best mean validation score over
     two seeds; the shared lr stays where the best is within its spread; an inner grid whose best
-    lies at its edge waits for the lr beyond it; a cell with one seed at an lr waits."""
+    lies at its edge waits for the lr beyond it; a cell with one seed at an lr waits; a missing
+    inner lr waits (the grid is records.SWEEP_GRIDS', not what happened to run)."""
     import records
-    grid = ["1e-4", "3e-4", "1e-3", "3e-3", "1e-2", "3e-2"]
-    listed = [float(x) for x in grid]
+    listed = records.sweep_grid(3e-3)[0]  # 1e-4 [3e-4 1e-3 3e-3 1e-2] 3e-2
     inner = dict(lr3e_4=[(0.20, 0.9), (0.22, 0.9)], lr1e_3=[(0.60, 0.1), (0.64, 0.1)],
                  lr3e_3=[(0.30, 0.99), (0.34, 0.99)], lr1e_2=[(0.05, 0.5), (0.07, 0.5)])
     # a clear winner: 1e-3 beats the shared 3e-3 by 30 points, far beyond either spread
     cells = sweep_cells(**inner)
-    assert records.chosen_lr(cells, "t1/needle/mixit", listed) == (1e-3, "best")
+    assert records.chosen_lr(cells, "t1/needle/mixit") == (1e-3, "best")
     # selection reads no test score: the test accuracies above favour 3e-3 (99%) and 3e-4;
     # swapping every test score for its opposite changes nothing
     flipped = sweep_cells(**{k: [(v, 1 - t) for v, t in seeds] for k, seeds in inner.items()})
-    assert records.chosen_lr(flipped, "t1/needle/mixit", listed) == (1e-3, "best")
+    assert records.chosen_lr(flipped, "t1/needle/mixit") == (1e-3, "best")
     # a tie within the spread: 1e-3 ahead by 2 points, the shared lr's seeds 6 points apart
     tie = sweep_cells(**{**inner, "lr1e_3": [(0.33, 0), (0.35, 0)], "lr3e_3": [(0.29, 0), (0.35, 0)]})
-    assert records.chosen_lr(tie, "t1/needle/mixit", listed) == (3e-3, "shared")
+    assert records.chosen_lr(tie, "t1/needle/mixit") == (3e-3, "shared")
     # the best inner lr at the inner grid's edge (3e-4): 1e-4 runs, then decides
     edge = {**inner, "lr3e_4": [(0.90, 0), (0.92, 0)]}
     cells = sweep_cells(**edge)
-    assert records.chosen_lr(cells, "t1/needle/mixit", listed) is None
-    assert records.lr_wanted(cells, "t1/needle/mixit", 1e-4, 0, listed)
-    assert not records.lr_wanted(cells, "t1/needle/mixit", 3e-2, 0, listed)  # the other edge: no
-    assert records.chosen_lr(sweep_cells(**edge, lr1e_4=[(0.95, 0), (0.97, 0)]), "t1/needle/mixit",
-                             listed) == (1e-4, "edge")
-    assert records.chosen_lr(sweep_cells(**edge, lr1e_4=[(0.10, 0), (0.12, 0)]), "t1/needle/mixit",
-                             listed) == (3e-4, "best")
+    assert records.chosen_lr(cells, "t1/needle/mixit") is None
+    assert records.lr_wanted(cells, "t1/needle/mixit", 1e-4, 0)
+    assert not records.lr_wanted(cells, "t1/needle/mixit", 3e-2, 0)  # the other edge: no
+    assert records.chosen_lr(sweep_cells(**edge, lr1e_4=[(0.95, 0), (0.97, 0)]), "t1/needle/mixit") == (1e-4, "edge")
+    assert records.chosen_lr(sweep_cells(**edge, lr1e_4=[(0.10, 0), (0.12, 0)]), "t1/needle/mixit") == (3e-4, "best")
     # one seed at an inner lr: the choice waits, and that lr's second seed is wanted
+    missing = sweep_cells(**{k: v for k, v in inner.items() if k != "lr1e_2"})
+    assert records.chosen_lr(missing, "t1/needle/mixit") is None
     one = sweep_cells(**{**inner, "lr1e_2": [(0.05, 0.5)]})
-    assert records.chosen_lr(one, "t1/needle/mixit", listed) is None
-    assert records.lr_wanted(one, "t1/needle/mixit", 1e-2, 1, listed)
+    assert records.chosen_lr(one, "t1/needle/mixit") is None
+    assert records.lr_wanted(one, "t1/needle/mixit", 1e-2, 1)
     # the third seed runs at the chosen lr only, and not where the shared lr stays (the cell
     # itself has its seeds there); a third seed at the chosen lr changes no choice
     cells = sweep_cells(**inner)
-    assert [lr for lr in listed if records.lr_wanted(cells, "t1/needle/mixit", lr, 2, listed)] == [1e-3]
-    assert not any(records.lr_wanted(tie, "t1/needle/mixit", lr, 2, listed) for lr in listed)
+    assert [lr for lr in listed if records.lr_wanted(cells, "t1/needle/mixit", lr, 2)] == [1e-3]
+    assert not any(records.lr_wanted(tie, "t1/needle/mixit", lr, 2) for lr in listed)
     third = sweep_cells(**{**inner, "lr1e_3": inner["lr1e_3"] + [(0.0, 0.1)]})
-    assert records.chosen_lr(third, "t1/needle/mixit", listed) == (1e-3, "best")
+    assert records.chosen_lr(third, "t1/needle/mixit") == (1e-3, "best")
+
+
+def test_the_job_list_runs_what_the_lr_sweep_asks_for_and_a_held_out_task_trains_as_its_cell(tmp_path):
+    """bench.py --todo keeps of a sweep (records.lr_wanted): the choosing runs of every inner lr
+    (modadd's CELL-lr<LR>-val, with --val_size); then the chosen lr's seeds 0-2 of CELL-lr<LR>,
+    which on modadd train as the cell does (no --val_size), and no edge lr where the best is inner."""
+    import bench
+    line = ("{tag} --task modadd --task_size 11 --n_embd 16 --n_layer 1 --batch_size 64 --steps 20 "
+            "--variant mixit --lr {lr}{val} --seed {seed}\n")
+    grid = ["1e-4", "3e-4", "1e-3", "3e-3", "1e-2", "3e-2"]
+    jobs = [line.format(tag=f"c3/modadd/mixit-lr{lr}{v}/s{s}", lr=lr, seed=s,
+                        val=" --val_size 20" if v else "")
+            for lr in grid for s in range(3) for v in ("-val", "") if not (v and s == 2)]
+    (tmp_path / "jobs").write_text("".join(jobs))
+    records = tmp_path / "quick.jsonl"
+    records.write_text("")
+    left = lambda: sorted(line.split()[0] for line in bench.todo(str(tmp_path / "jobs"), str(records)))  # noqa: E731
+    assert left() == []  # the cell itself has not run: its shared lr is unknown
+
+    def ran(tag, lr, val=None):  # a record of the job line of this tag (the cell's: 3e-3)
+        argv = next((j.split()[1:] for j in jobs if j.startswith(tag + " ")),
+                    line.format(tag="", lr=lr, val="", seed=tag[-1]).split())
+        config = {**dataclasses.asdict(mixit.resolve_config(mixit.parse_args(argv))), "tag": tag}
+        runtime.append_record(str(records), {"config": config, "final": {"acc": 0.5, "loss": 1.0},
+                                             **({"val": {"acc": val, "loss": 1 - val}} if val else {})})
+    for s in range(3):
+        ran(f"c3/modadd/mixit/s{s}", 3e-3)
+    inner = ["3e-4", "1e-3", "3e-3", "1e-2"]
+    assert left() == sorted(f"c3/modadd/mixit-lr{lr}-val/s{s}" for lr in inner for s in range(2))
+    for lr, val in zip(inner, (0.3, 0.9, 0.4, 0.2)):
+        for s in range(2):
+            ran(f"c3/modadd/mixit-lr{lr}-val/s{s}", float(lr), val + 0.01 * s)
+    assert left() == [f"c3/modadd/mixit-lr1e-3/s{s}" for s in range(3)]
+    assert all("--val_size" not in j for j in bench.todo(str(tmp_path / "jobs"), str(records)))
 
 
 def capacity_cells(accs_by_variant):

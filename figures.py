@@ -47,9 +47,19 @@ def save(name, title=None, dpi=120):
     if PLOT_DIR and fig.get_layout_engine() is None:  # (a figure with a colour bar lays itself out)
         fig.tight_layout()
     if PLOT_DIR:
-        fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi, bbox_inches="tight")
+        fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi, bbox_inches="tight",
+                    metadata={"Grid": grid(fig)})
     DRAWN[name] = shown(fig)
     plt.close(fig)
+
+
+def grid(fig):
+    """The grid its panels are laid out on, 'rows x columns' (a colour bar is no panel). save
+    writes it into the PNG, where a test reads it: a caption that says 'left', 'top row' or
+    '2 × 4' must fit the figure (test_mixit.py)."""
+    panel = next(ax for ax in fig.axes if ax.get_subplotspec())
+    rows, cols = panel.get_subplotspec().get_topmost_subplotspec().get_gridspec().get_geometry()
+    return f"{rows} x {cols}"
 
 
 def shown(fig):
@@ -70,15 +80,26 @@ def shown(fig):
 
 
 def legend_outside(fig=None):
-    """One legend for the whole figure, right of its panels, where it covers no data: each label
-    once, however many panels draw it."""
+    """A legend right of the panels, where it covers no data, of what every panel draws, each
+    label once; what a panel draws that another does not goes in a legend under that panel."""
     fig = fig or plt.gcf()
-    entries = {}
+    drawn = []  # per panel: {label: handle}, in the order drawn
     for ax in fig.axes:
+        entries = {}
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
-    fig.legend(entries.values(), entries.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5),
-               fontsize=8)
+        drawn.append(entries)
+    panels = [entries for entries in drawn if entries]
+    shared = {k: h for k, h in panels[0].items() if all(k in e for e in panels)}
+    fig.legend(shared.values(), shared.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5),
+               fontsize=8, title="in every panel" if len(panels) > 1 else None,
+               title_fontsize=8)
+    for ax, entries in zip(fig.axes, drawn):
+        own = {k: h for k, h in entries.items() if k not in shared}
+        if own:
+            fig.legend(own.values(), own.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                       bbox_transform=ax.transAxes, fontsize=8, title="this panel only",
+                       title_fontsize=8)
 
 
 def finish_plot(xlabel, ylabel, title, name):  # a figure of one panel: its labels and legend
@@ -326,6 +347,8 @@ def plot_capacity(cells, scale, paper):
     accuracy_axis(ax[0], [floor_pct(cells, "c4/memorize/")])
     ax[1].set_ylim(bottom=0)
     budgets = sorted({s for _, rungs in rows for s, _ in rungs})
+    ax[0].set_title("every capacity cell", fontsize=10)
+    ax[1].set_title("the four cells claim 4 compares", fontsize=10)
     for a, label in zip(ax, ("memorize test accuracy (%)", "bits per trainable parameter")):
         a.set_xscale("log", base=2)
         a.set_xticks(budgets, [f"{s // 1000}k" if s % 1000 == 0 else str(s) for s in budgets])
@@ -360,7 +383,8 @@ def plot_seeds(cells):
         ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
         floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
         ax.set_title(t + " (dashed: the floor)" * floor_drawn)
-    save("seeds_quick.png", "every seed (quick scale); †: seeds more than 10 points apart")
+    save("seeds_quick.png", "the draw study: each dot one seed's final result (quick scale); †: "
+         "seeds more than 10 points apart")
 
 
 def plot_lr_sweep(cells, scale):
@@ -476,7 +500,8 @@ def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
         plt.xscale("log", base=2)
         plt.xticks(depths, [str(d) for d in depths])  # the depths themselves, not powers of 2
         finish_plot("n_layer", "token covariance at the last block",
-                    f"at initialization, width {width} ({seeds} seeds)", figure)
+                    f"untrained models, width {width}: token covariance against depth\n"
+                    f"(mean ± std over {seeds} seeds)", figure)
     heads = "4 heads" + (f" (MixiT {mixit_heads})" if mixit_heads != 4 else "")
     return (f"**Token covariance at initialization{title}** (no training; add-{digits} test "
             f"sequences, width {width}, {heads}, mean ± std over {seeds} seeds"
@@ -702,7 +727,7 @@ def forming_maps(paths, heads):
 def draw_forming(data):
     """plots/attention_forming_quick.png (a row per head, a column per step of FORMING_STRIP,
     and the induction score at every step) and plots/attention_forming_quick.gif (a frame per
-    step) from each row's checkpoints (into PLOT_DIR)."""
+    step) from each row's checkpoints (into PLOT_DIR); one colour bar for every map."""
     from matplotlib.animation import FuncAnimation, PillowWriter
     rows = [(v, k) for v in data for k in (("induction",) if v == "mixit" else ("previous", "induction"))]
     maps = {}
@@ -718,7 +743,7 @@ def draw_forming(data):
 
     def draw_map(ax, v, k, step):
         l, h = data[v]["heads"][k]
-        ax.imshow(maps[v][step][k], cmap="viridis", vmin=low, vmax=1)
+        image = ax.imshow(maps[v][step][k], cmap="viridis", vmin=low, vmax=1)
         if k == "induction":  # the entry the induction score reads, on this sequence
             ax.add_patch(plt.Rectangle((p + 0.5, T - 1.5), 1, 1, fill=False, edgecolor="red"))
         i = data[v]["steps"].index(step)
@@ -726,6 +751,12 @@ def draw_forming(data):
         ax.set_title(f"{NAMES[v]} L{l}H{h}, step {step}\n{what} {score(v, k, i):.2f}", fontsize=7)
         ax.set_xticks([])
         ax.set_yticks([])
+        ax.set_xlabel("key", fontsize=6, labelpad=1)
+        ax.set_ylabel("query", fontsize=6, labelpad=1)
+        return image
+
+    def colour_bar(fig, image, axes):
+        fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
 
     def draw_scores(ax, upto=None):
         for j, v in enumerate(data):
@@ -735,30 +766,40 @@ def draw_forming(data):
             ax.axvline(upto, color="gray", linewidth=1)
         ax.axhline(1 / T, color="gray", linestyle="--", linewidth=1, label=f"chance ≈ 1/{T}")
         ax.set(xlabel="training step", ylabel="induction score", ylim=(-0.02, 1.02))
-        ax.legend(fontsize=7, loc="center right")
+        ax.set_title("the induction score of each run's induction head (its maps above), at "
+                     "every checkpoint", fontsize=8)
+        ax.legend(fontsize=7, loc="upper left")
 
-    caption = ("Each map: attention of one test sequence (row = query, column = key; colour: "
-               "weight 0 dark to 1 yellow); red box: the token after the query's earlier "
-               "occurrence. ind: the induction score (mean attention from the query to that "
-               "token over 500 test sequences); prev: the previous-token score (mean attention "
-               "from t to t-1). MixiT's map is fixed, and its entries go below 0.")
-    fig = plt.figure(figsize=(1.9 * len(FORMING_STRIP), 1.9 * len(rows) + 2.6))
+    caption = ("Each map: attention of one test sequence (row = query, column = key; colour: the "
+               "weight, on the colour bar's scale, the same for every map: MixiT's entries go "
+               "below 0, so 0 is not the darkest colour); red box: the token after the query's "
+               "earlier occurrence. ind: the induction score (mean attention from the query to "
+               "that token over 500 test sequences); prev: the previous-token score (mean "
+               "attention from t to t-1). MixiT's map is fixed.")
+    fig = plt.figure(figsize=(1.9 * len(FORMING_STRIP) + 1, 1.9 * len(rows) + 2.6),
+                     layout="constrained")
     grid = fig.add_gridspec(len(rows) + 1, len(FORMING_STRIP), height_ratios=[1] * len(rows) + [1.3])
+    axes = []
     for r, (v, k) in enumerate(rows):
         for c, step in enumerate(FORMING_STRIP):
-            draw_map(fig.add_subplot(grid[r, c]), v, k, step)
+            axes.append(fig.add_subplot(grid[r, c]))
+            image = draw_map(axes[-1], v, k, step)
+    colour_bar(fig, image, axes)
     draw_scores(fig.add_subplot(grid[len(rows), :]))
     fig.text(0.5, 0, "\n".join(textwrap.wrap(caption, 110)), ha="center", va="top", fontsize=7)
-    save("attention_forming_quick.png", "induction heads forming: the heads of one run per row, at steps of its training (quick)")
+    save("attention_forming_quick.png", "induction heads forming (quick, one seed each): a row "
+         "per head, a column per training step")
 
-    fig = plt.figure(figsize=(2.0 * len(rows), 4.6))
+    fig = plt.figure(figsize=(2.0 * len(rows) + 1, 4.6), layout="constrained")
     grid = fig.add_gridspec(2, len(rows), height_ratios=[1, 1])
 
     def frame(i):
         fig.clear()
         step = FORMING_STEPS[i]
-        for c, (v, k) in enumerate(rows):
-            draw_map(fig.add_subplot(grid[0, c]), v, k, step)
+        axes = [fig.add_subplot(grid[0, c]) for c in range(len(rows))]
+        for ax, (v, k) in zip(axes, rows):
+            image = draw_map(ax, v, k, step)
+        colour_bar(fig, image, axes)
         draw_scores(fig.add_subplot(grid[1, :]), step)
         fig.suptitle(f"induction heads forming (quick scale, one seed each): step {step}")
     animation = FuncAnimation(fig, frame, frames=len(FORMING_STEPS))

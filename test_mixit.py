@@ -3942,6 +3942,77 @@ def test_a_figure_spans_the_floor_to_100_and_says_its_n():
     assert figures.with_n("MixiT", [3, 3]) == "MixiT (n=3)" and "n=1–3" in figures.with_n("M", [1, 3])
 
 
+def test_a_legend_lists_only_what_its_panels_draw_and_the_grid_leaves_out_the_colour_bar():
+    """legend_outside: the legend right of the panels lists what every panel draws; what only one
+    panel draws (the floor, the paper's number) gets a legend under that panel alone. The grid
+    that save writes into the PNG counts panels, not a colour bar."""
+    import matplotlib.pyplot as plt
+    import figures
+    fig, (acc, bits) = plt.subplots(1, 2)
+    for ax in (acc, bits):
+        ax.plot([1, 2], [1, 2], label="Standard (n=3)")
+    acc.axhline(0.5, label="trivial rule (floor)")
+    bits.axhline(3.0, label="the paper's number")
+    figures.legend_outside(fig)
+    shown = [[t.get_text() for t in legend.get_texts()] for legend in fig.legends]
+    assert shown == [["Standard (n=3)"], ["trivial rule (floor)"], ["the paper's number"]]
+    for legend, ax in zip(fig.legends[1:], (acc, bits)):  # each under its own panel
+        x, y = ax.transAxes.inverted().transform(legend.get_bbox_to_anchor().p0)
+        assert x == pytest.approx(0.5) and y < 0
+    assert figures.grid(fig) == "1 x 2"
+    plt.close(fig)
+    fig, axes = plt.subplots(2, 4, layout="constrained")
+    fig.colorbar(axes[0][0].imshow([[0, 1]]), ax=axes)
+    assert figures.grid(fig) == "2 x 4"
+    plt.close(fig)
+
+
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
+
+
+def layout_misfits(caption, grid):
+    """What a caption says of a figure's layout that its grid ('rows x columns'; None where the
+    figure records none) does not have: 'left'/'right' need two columns, 'top'/'bottom' two
+    rows, 'third column' three columns at least, '2 × 4' that grid."""
+    rows, cols = map(int, grid.split(" x ")) if grid else (None, None)
+    fits = []  # (the words, whether the grid has what they name)
+    for m in re.finditer(r"\((left|right)\b|\b(left|right) (panel|column)", caption):
+        fits.append((m[0], cols == 2))
+    for m in re.finditer(r"\((top|bottom)\b|\b(top|bottom|upper|lower) (panel|row)", caption):
+        fits.append((m[0], rows == 2))
+    for m in re.finditer(rf"\b({'|'.join(ORDINALS)}) (row|column)\b", caption):
+        fits.append((m[0], bool(grid) and ORDINALS[m[1]] <= (rows if m[2] == "row" else cols)))
+    for m in re.finditer(r"\b(\d+) ?× ?(\d+)\b", caption):
+        fits.append((m[0], grid == f"{m[1]} x {m[2]}"))
+    return [f"{words!r}, but its grid is {grid or 'not recorded'}" for words, ok in fits if not ok]
+
+
+def test_every_caption_that_names_a_layout_fits_its_figure():
+    """Where README.md or FINDINGS.md says where to look in a figure ('(left)', 'top row',
+    'third column', '2 × 4'), the figure's grid of panels agrees (figures.grid, saved in its PNG
+    when drawn). A figure's caption: the paragraph that names it, and the paragraph above where
+    that one is the image alone. 'Left' and 'right' on a 2 × 4 grid of maps is the misfit this
+    catches."""
+    from PIL import Image
+    assert layout_misfits("a previous-token head (left) and an induction head (right)", "2 x 4")
+    assert layout_misfits("the induction head (top row, third column)", None)
+    assert not layout_misfits("the induction head (bottom row, third column)", "2 x 4")
+    assert layout_misfits("a 2 × 4 grid", "1 x 2") and not layout_misfits("a 2 × 4 grid", "2 x 4")
+    assert not layout_misfits("attention from the query to the token right after it", None)
+    found = []
+    for doc in ("README.md", "results/FINDINGS.md"):
+        paras = re.split(r"\n\s*\n", open(os.path.join(HERE, doc)).read())
+        for i, para in enumerate(paras):
+            for name in re.findall(r"plots/([\w.-]+\.(?:png|gif))", para):
+                alone = re.fullmatch(r"!\[[^\]]*\]\([^)]*\)", para.strip())
+                caption = paras[i - 1] + "\n" + para if alone else para
+                path = os.path.join(HERE, "plots", name)
+                grid = Image.open(path).text.get("Grid") if name.endswith(".png") else None
+                found += [f"{doc}, {name}: the caption says {m}"
+                          for m in layout_misfits(caption, grid)]
+    assert not found, "\n".join(found)
+
+
 def test_claim_6s_figure_draws_its_own_setting_at_width_256_where_it_ran(tmp_path, monkeypatch):
     """Claim 6's depth figure draws Table 6b's width-256 rows (c6/add/: Random at 1/√d and at
     the reference's 0.02, MixiT) where they ran, not Table 6's row, where neither adds; without

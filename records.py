@@ -407,7 +407,8 @@ def clauses(sentence):
 
 # A verdict word quoted in prose ('"partly"') states a claims row's verdict by hand: the claims
 # table renders verdicts from the records, and prose points to its row instead.
-TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|unsettled)[.,]?[\"”'’]", re.I)
+TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconclusive|not yet run)"
+                           r"[.,]?[\"”'’]", re.I)
 
 
 def unsourced(doc, method=False, rendered=False):
@@ -482,7 +483,7 @@ def comments(script):
 # points", "≥ 90%", "below half of") is read across its cells' mean ± std (over_spread): it holds
 # (True) where it holds at all of them, fails (False) where at none, and is open (None) where the
 # spread straddles its line. A claim's verdict settles each open test both ways; where the two
-# ways give different verdicts, the claim is unsettled.
+# ways give different verdicts, the claim is inconclusive at the threshold.
 
 
 def over_spread(test, *cells):
@@ -503,6 +504,34 @@ def beyond(a, b):
     return bool(differ(a, b)) and mean_std(a)[0] > mean_std(b)[0]
 
 
+# All-or-nothing cells: each seed either solves the task (SOLVED or more) or stays near its floor
+# (within 10 points), and the seeds lie apart (†). A mean ± std describes such a cell badly; it
+# is read as k of n seeds solved, with the 95% (Wilson) interval of k/n.
+SOLVED = 0.9
+
+
+def all_or_nothing(accs, low):
+    """Is a cell (accuracies in [0, 1]) all-or-nothing, given its task's floor `low`?"""
+    return unstable(accs) and all(a >= SOLVED or a <= low + 0.1 for a in accs)
+
+
+def solved(accs):  # (k seeds that solved, n seeds)
+    return sum(a >= SOLVED for a in accs), len(accs)
+
+
+def wilson(k, n, z=1.96):
+    """The 95% (Wilson score) interval of a fraction k of n."""
+    p, d = k / n, 1 + z * z / n
+    mid, half = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return mid - half, mid + half
+
+
+def more_solved(a, b):
+    """Do more of cell a's seeds solve the task than cell b's, beyond the 95% intervals of their
+    k/n (the two intervals do not overlap)? True or False."""
+    return wilson(*solved(a))[0] > wilson(*solved(b))[1]
+
+
 def both(*tests):  # and, for True / False / None (open)
     return False if False in tests else None if None in tests else True
 
@@ -511,18 +540,39 @@ def either(*tests):  # or, for True / False / None (open)
     return True if True in tests else None if None in tests else False
 
 
+# The verdict words, one per outcome (FINDINGS defines them): a rule's tests all hold, some do
+# (PARTLY names which fail), none do; the seeds of a cell it reads lie apart (†); a test's line
+# falls inside a spread, and it decides the verdict; a cell it reads has not run (or not enough).
+REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
+SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN = ("inconclusive: seeds disagree",
+                                         "inconclusive: at the threshold", "not yet run")
+
+
+class Tests(list):
+    """A rule's tests (True, False or None: open) with a name each, so that 'partly' can say
+    which part failed: Tests({'needle': True, 'hop': False})."""
+
+    def __init__(self, named):
+        super().__init__(named.values())
+        self.names = list(named)
+
+
 def outcome(tests, partly=1):
-    """A claim's verdict from its tests: 'reproduced' where all hold, 'partly' where at least
-    `partly` hold, else 'not reproduced'; each open test (None) is settled both ways, and where
-    the ways disagree the verdict is 'unsettled'."""
+    """A claim's verdict from its tests: REPRODUCED where all hold, PARTLY where at least
+    `partly` hold (naming the tests that fail, where they have names), else NOT_REPRODUCED; each
+    open test (None) is settled both ways, and where the ways disagree, AT_THRESHOLD."""
     open_ = [i for i, t in enumerate(tests) if t is None]
     seen = set()
     for fill in itertools.product((True, False), repeat=len(open_)):
         t = list(tests)
         for i, f in zip(open_, fill):
             t[i] = f
-        seen.add("reproduced" if all(t) else "partly" if sum(t) >= partly else "not reproduced")
-    return seen.pop() if len(seen) == 1 else "unsettled"
+        seen.add(REPRODUCED if all(t) else PARTLY if sum(t) >= partly else NOT_REPRODUCED)
+    word = seen.pop() if len(seen) == 1 else AT_THRESHOLD
+    names = getattr(tests, "names", None)
+    if word == PARTLY and names:
+        word += f" (fails: {', '.join(n for n, t in zip(names, tests) if t is False)})"
+    return word
 
 
 # -----------------------------------------------------------------------------
@@ -676,6 +726,10 @@ def sweep_grid(shared):
     inner = words[words.index(next(w for w in words if w.startswith("["))):][:-1] if words else []
     lr = lambda w: float(w.strip("[]"))  # noqa: E731
     return sorted(map(lr, words)), sorted(map(lr, inner))
+
+
+def lr_text(lr):  # 0.003 -> '3e-3', as run_all.sh writes a grid's lrs
+    return f"{lr:.0e}".replace("e-0", "e-")
 
 
 def lr_score(r):

@@ -28,14 +28,15 @@ import sys
 import bench
 import figures
 import tasks
-from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
+from records import (all_or_nothing, more_solved, solved, DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
                      ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED,
                      LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move, tuned_view, LR, lr_grid,
-                     shared_lr)
+                     shared_lr, lr_text, Tests, NOT_RUN, SEEDS_DISAGREE, AT_THRESHOLD, REPRODUCED, PARTLY,
+                     NOT_REPRODUCED)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -141,6 +142,7 @@ class Reader:
 
     def __init__(self, cells, base=None):
         self.cells, self.base = cells, base or cells
+        self.read_kn = set()  # the cells a judge reads as k of n solved (heads_help)
 
     def __call__(self, cell, key="acc"):  # each seed's final value
         return final(self.cells, cell, key)
@@ -150,7 +152,7 @@ class Reader:
         lr = runs[0]["config"].get("lr") if runs else None  # read at an lr its sweep chose
         moved = lr is not None and own and lr != own[0]["config"].get("lr")
         return (stat(self(cell, key), scale, digits, n=False) + old(runs)
-                + (f" at lr {lr:g}" if moved else ""))
+                + (f" at lr {lr_text(lr)}" if moved else ""))
 
     def longest(self, quick, long=None):  # Table 11's run (by default the cell c<N>/...) if run
         long = long or "c" + quick[1:]
@@ -173,18 +175,46 @@ def on_each(A, groups, test, table, vs=False):
     where = f"Tables {table}, 11" if long else f"Table {table}"
     if not all(A(c) for c in reads):
         return ours, None, 1, where, reads
-    return ours, [test(*(A(c) for c in g)) for g in groups.values()], 1, where, reads
+    return ours, Tests({t: test(*(A(c) for c in g)) for t, g in groups.items()}), 1, where, reads
+
+
+PAPER_RETRIEVAL = ["needle", "induction", "hop"]  # the paper's retrieval tasks (copy is ours)
 
 
 def mixit_fails_retrieval(A):  # (1)
     return on_each(A, {t: (A.longest(f"t1/{t}/mixit"), A.longest(f"t1/{t}/standard"))
-                       for t in RETRIEVAL},
+                       for t in PAPER_RETRIEVAL},
                    lambda m, s: over_spread(lambda x, y: x < 0.5 * y, m, s), 1)
 
 
-def frozen_qk_retrieves(A):  # (2)
-    return on_each(A, {t: (A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk"),)
-                       for t in RETRIEVAL}, lambda a: over_spread(lambda x: x >= 0.9, a), 1)
+COPY_LENGTHS = {8: "c1/copy", 16: "c1/copy16", 32: "c1/copy32"}  # (8: Table 11's cells)
+
+
+def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
+    """MixiT and Standard copying strings of up to 8, 16 and 32 tokens, each cell read where its
+    doubling settled (records.readable; copy-8 is not doubled: its seeds sit at the ceiling)."""
+    cells = {(v, L): f"{c}/{v}" for L, c in COPY_LENGTHS.items() for v in ("mixit", "standard")}
+    read = {k: (capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c) for k, c in cells.items()}
+    ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) if read[v, L] else "–"
+                                                for v in ("mixit", "standard"))
+                     for L in COPY_LENGTHS)
+    reads = [c for c in read.values() if c]
+    laddered = [c for c in cells.values() if doubled(A.cells, c)]
+    if len(reads) < len(cells) or not all(A(c) for c in reads) \
+            or not all(readable(A.cells, c) for c in laddered):
+        wait = waits(A.cells, laddered) if laddered else "copy-16 and copy-32 not run"
+        return f"MixiT vs Standard: {ours} ({wait})", None, 1, "Table 11", reads
+    m8, m32, s32 = A(read["mixit", 8]), A(read["mixit", 32]), A(read["standard", 32])
+    tests = Tests({"MixiT falls from copy-8 to copy-32": beyond(m8, m32),
+                   "Standard copies at 32 (≥ 90%)": over_spread(lambda x: x >= 0.9, s32)})
+    return f"MixiT vs Standard: {ours}", tests, 1, "Table 11", reads
+
+
+def frozen_qk_retrieves(A):  # (2), W_Q and W_K frozen at N(0, 1/d); the reference's 0.02 beside
+    ours, *rest = on_each(A, {t: (A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk"),)
+                              for t in PAPER_RETRIEVAL}, lambda a: over_spread(lambda x: x >= 0.9, a), 1)
+    ref = "; ".join(f"{t} {A.text(f't1/{t}/frozen_qk_ref')}" for t in PAPER_RETRIEVAL)
+    return (f"at N(0, 1/d): {ours}; at the reference's 0.02 (Table 1, not read): {ref}", *rest)
 
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
@@ -254,32 +284,36 @@ def waits(cells, bases):
         if cs)
 
 
-def heads_help(A):  # (5): Table 5's head counts at equal steps; 90% may come from Table 11's run
-    heads = heads_of(A.cells)
+def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its doubling settled
+    """Claim 5 reads MixiT's add cells (Table 5) from 2 heads up (1 head is the sink head alone:
+    no random mixing, so it cannot see the second operand), each at the budget its doubling
+    settled with READ_SEEDS seeds (Table 12's rule). A cell whose seeds are all-or-nothing
+    (records.all_or_nothing) is read as k of n solved (more_solved), any other by its mean ± std."""
+    heads = [h for h in heads_of(A.cells) if h >= 2]
     if len(heads) < 2:
-        return "not run yet", None, 1, "Table 5", []
-    few, many, long = f"t5/add/heads{heads[0]}", f"t5/add/heads{heads[-1]}", "c3/add/mixit-heads64"
-    reads = [few, many] + [long] * bool(final(A.base, long))
-    one = f"{heads[0]} head" + "s" * (heads[0] > 1)
-    ours = (f"{one} {A.text(few)} → {heads[-1]} heads {A.text(many)}"
-            + (f"; 64 heads, {A.base[long][0]['steps']} steps: {A.text(long)}" if long in reads
-               else ""))
-    # the head counts between the two it compares are not read, but an unsettled one is named
-    between = [f"{h} heads {A.text(f't5/add/heads{h}')}" for h in heads[1:-1]
-               if unstable(A(f"t5/add/heads{h}"))]
-    ours += f" (reads {', '.join(reads)})" + (
-        f"; unsettled, not read: {', '.join(between)}" if between else "")
-    if not all(A(c) for c in reads):
-        return ours, None, 1, "Table 5", reads
-    best = max((A(c) for c in reads[1:]), key=lambda v: mean_std(v)[0])
-    tests = [beyond(A(many), A(few)), over_spread(lambda x: x >= 0.9, best)]
-    # the fewest heads' cell is doubled (run_all.sh --claims, as claim 4's): until its doubling
-    # settles at Table 5's budget, the test that more heads beat fewer there is left open
-    if doubled(A.base, few) and not (capacity_cell(A.base, few)[0] == few and readable(A.base, few)):
-        ours += f" ({one}: {waits(A.base, [few])}; its test left open)"
-        tests[0] = None
-    return (f"{A.cells[many][0]['steps']} steps: {ours}", tests, 1,
-            "Tables 5, 11" if long in reads else "Table 5", reads)
+        return "fewer than two head counts from 2 heads up", None, 1, "Table 5", []
+    bases = [f"t5/add/heads{h}" for h in heads]
+    read = {b: capacity_cell(A.cells, b)[0] if doubled(A.cells, b) else b for b in bases}
+    low = baseline(A.cells, "t5/")[2]
+    kn = {c for c in read.values() if c and all_or_nothing(A(c), low)}
+    A.read_kn |= kn
+
+    def shown(h, c):
+        k, n = solved(A(c))
+        return f"{h} {A.text(c)}" + (f" ({k} of {n} solved)" if c in kn else "")
+    ours = "heads: " + ", ".join(shown(h, read[b]) for h, b in zip(heads, bases) if read[b])
+    reads = [c for c in read.values() if c]
+    if len(reads) < len(bases) or not all(readable(A.cells, b) for b in bases):
+        return f"{ours} ({waits(A.cells, bases)})", None, 1, "Tables 5, 12", reads
+
+    def above(a, b):  # cell a above cell b: by k/n where either is all-or-nothing
+        return more_solved(A(a), A(b)) if kn & {a, b} else beyond(A(a), A(b))
+    cs = [read[b] for b in bases]
+    tests = Tests({f"{heads[-1]} heads above 2": above(cs[-1], cs[0]),
+                   "no head count below a smaller one": not any(
+                       above(cs[i], cs[j]) for i in range(len(cs)) for j in range(i + 1, len(cs))),
+                   f"{heads[-1]} heads ≥ 90%": over_spread(lambda x: x >= 0.9, A(cs[-1]))})
+    return ours, tests, 1, "Tables 5, 12", reads
 
 
 def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6b, where run):
@@ -381,18 +415,22 @@ def as_shipped(judge):
 SPREAD = "over the spread (across each cell's mean ± std)"
 # (claim, the paper's figure, the rule of its verdict, its judge): the rules a reviewer checks
 CLAIMS = [
-    ("1. MixiT fails retrieval", "needle 11.2 vs Standard 100",
+    ("1. MixiT fails retrieval (needle, induction, hop)", "needle 11.2 vs Standard 100",
      f"MixiT below half of Standard on each task, {SPREAD}", mixit_fails_retrieval),
-    ("2. Frozen-QK retrieves", "needle 97.0, hop 96.7",
+    ("1c. copy (ours, not the paper's): MixiT's copying falls with length", "(not in the paper)",
+     "MixiT's copy-32 below its copy-8 beyond the spread; Standard's copy-32 ≥ 90% "
+     f"{SPREAD}; each cell read where doubling settled", copy_by_length),
+    ("2. Frozen-QK retrieves (W_Q, W_K frozen at N(0, 1/d))", "needle 97.0, hop 96.7",
      f"≥ 90% on each task, {SPREAD}; induction heads: figure", frozen_qk_retrieves),
     ("3. MixiT ≈ Standard on add, modadd, dyck, memorize", "about equal",
      f"means within 5 points on each task, {SPREAD}", mixit_matches_without_retrieval),
     ("4. capacity: Standard > Frozen-QK ≈ MixiT > Frozen-MLP", "2.98 > 2.25 ≈ 2.18 > 1.13",
      "each > beyond the spread; ≈: within 25% of Frozen-QK, over the spread; partly: 2 of the 3",
      capacity_order),
-    ("5. more heads help MixiT on add", "35% → 92% (to 256 heads)",
-     f"the most heads above the fewest beyond the spread; reproduced if ≥ 90% {SPREAD}",
-     heads_help),
+    ("5. more heads help MixiT on add (from 2 heads)", "35% → 92% (to 256 heads)",
+     "the most heads above 2 heads beyond the spread (k of n solved, beyond their 95% intervals, "
+     "where a cell is all-or-nothing), and no head count below a smaller one so; reproduced if "
+     f"the most heads ≥ 90% {SPREAD}; each cell where its doubling settled", heads_help),
     ("6. with depth, Random collapses on add, MixiT holds", "Random ≈ 23% at 8–16 layers",
      "Random's deepest cell below its shallowest beyond the spread, and below halfway to the "
      f"floor {SPREAD}; MixiT's within 5 points of its shallowest {SPREAD}, or above it beyond "
@@ -424,17 +462,15 @@ def spread_rule(rule):
 
 
 def verdict(tests, partly, reads, A, rule="", need=1):
-    """A rule's outcome as a verdict (records.outcome), never resting on a † cell ('unsettled'),
-    a record of an earlier recipe ('queued'), one run where the rule compares spreads, or a cell
-    with fewer than `need` seeds (the paper scale asks for 3) ('–')."""
-    if tests is None:
-        return "–"
-    if any(old(A.runs(c)) for c in reads):
-        return "queued"
+    """A rule's outcome as a verdict (records.outcome), never resting on a † cell (SEEDS_DISAGREE),
+    nor on a record of an earlier recipe, one run where the rule compares spreads, or a cell with
+    fewer than `need` seeds (the paper scale asks for 3) (NOT_RUN)."""
+    if tests is None or any(old(A.runs(c)) for c in reads):
+        return NOT_RUN
     if any(len(A.runs(c)) < max(need, 2 if spread_rule(rule) else 1) for c in reads):
-        return "–"
-    if any(unstable(A(c)) for c in reads):
-        return "unsettled"
+        return NOT_RUN
+    if any(unstable(A(c)) and c not in A.read_kn for c in reads):
+        return SEEDS_DISAGREE
     return outcome(tests, partly)
 
 
@@ -540,8 +576,9 @@ def summary(cells, claims=None):
             by[r[3]].append(number)
         else:
             again.append(f"{number} {r[3]}")
-    parts = [f"{len(by[v])} {v} ({', '.join(by[v])})" for v in
-             ("reproduced", "partly", "not reproduced", "unsettled", "queued", "–") if v in by]
+    words = [REPRODUCED, PARTLY, NOT_REPRODUCED, SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN]
+    parts = [f"{len(ns)} {v} ({', '.join(ns)})" for w in words
+             for v, ns in by.items() if v.split(" (")[0] == w]
     return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's "
             f"{sum(map(len, by.values()))} claims, {'; '.join(parts)}; read again in another "
             f"setting: {', '.join(again)}. The claims table is under "
@@ -555,17 +592,15 @@ def verdicts(cells, need=1, claims=None):
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
     minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
-    queued = ("'queued': the row reads a ° cell (a record of an earlier recipe, which run_all.sh "
-              "reruns); " if any(r.get("superseded") for r in runs.values()) else "")
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
             "report.py; a row whose cells have another n shows it); the verdict follows the rule "
-            "in its row, and a test that the spread straddles is settled both ways: 'unsettled' "
-            f"where the two ways differ, or where the row reads a † cell (seeds more than "
-            f"{UNSTABLE} points apart), on which no verdict may rest; {queued}'–': not yet "
-            "measured, a test left open (the row says why, e.g. a doubling not settled: Table "
-            "12), or the rule compares spreads and a cell it reads has one run (n = 1), so "
-            "no spread to compare"
-            + (f", or a cell it reads has fewer than {need} seeds" if need > 1 else "") + ". "
+            "in its row, in one of six words (FINDINGS, 'The verdict words'): reproduced; partly "
+            "(naming the tests that fail); not reproduced; inconclusive: seeds disagree (a cell "
+            f"it reads has seeds more than {UNSTABLE} points apart, †); inconclusive: at the "
+            "threshold (a test's line falls inside a cell's mean ± std, and the verdict turns on "
+            "it); not yet run (a cell it reads has not run, has one run where the rule compares "
+            "spreads, ran an earlier recipe (°), or waits for a doubling or a sweep: the row says)"
+            + (f", or has fewer than {need} seeds" if need > 1 else "") + ". "
             f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
             "runs). Where the learning-rate sweep ran (Table 14), each cell is read at the lr its "
             "sweep chose; the last column gives the verdict with every variant at the lr its task "
@@ -910,12 +945,12 @@ def sweep_rows(cells):
     for base in chosen:
         lm = cells[base][0]["config"]["task"] == "lm" if cells.get(base) else False
         sign, scale, digits = (-1, 1, 3) if lm else (1, 100, 1)
-        grid = " · ".join(f"{lr:g}: {stat([sign * x for x in v], scale, digits, n=False)}"
+        grid = " · ".join(f"{lr_text(lr)}: {stat([sign * x for x in v], scale, digits, n=False)}"
                           for lr, v in lr_grid(cells, base).items())
         key = "loss" if lm else "acc"
         pick = chosen[base]
-        rows.append([f"`{base}`", f"{shared_lr(cells, base):g}", grid,
-                     "waits for runs" if not pick else f"{pick[0]:g} ({pick[1]})",
+        rows.append([f"`{base}`", lr_text(shared_lr(cells, base)), grid,
+                     "waits for runs" if not pick else f"{lr_text(pick[0])} ({pick[1]})",
                      stat(final(view, base, key), scale, digits) if pick else "–",
                      stat(final(cells, base, key), scale, digits)])
     return rows

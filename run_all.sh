@@ -162,7 +162,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 400 --lr 2e-3"
   # Table 5 gets more steps than Table 3 (the probes `x/t5-1000steps-*`: FINDINGS, claim 5)
   RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
-  HEADS="1 4 16 64"; HEAD_RUN="--steps 4000"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
+  HEADS="1 2 4 8 16 64"; HEAD_RUN="--steps 4000"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
   DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
   REF_DEPTHS=""  # Random at the reference's init: claim 6's width-256 cells (--claims, c6)
   RETRIEVE=$SPARSE; NEEDLE=$SPARSE; COPY=$SPARSE; DYCK=$SPARSE
@@ -401,9 +401,28 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       done
     done
   done
-  # claim 5 reads Table 5's fewest-heads cell at Table 5's budget; Table 13 says whether that cell
-  # alone at its ceiling would change the verdict, so it is doubled, and read where doubling settled
-  doublings t5/add/heads1 "8000 16000" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head 1
+  # claim 5 reads MixiT's accuracy over head counts from 2 heads (1 head is the sink head alone: no
+  # random mixing), each cell doubled from Table 5's budget while doubling moves it, five seeds
+  # where it is read
+  for h in 2 4 8 16 64; do
+    doublings t5/add/heads$h "8000 16000 32000" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h
+  done
+  # copy, our extension beside claim 1: does MixiT's copying fall with the length as its needle
+  # accuracy falls with the pairs? MixiT and Standard at copy lengths 16 and 32 (8: Table 11's
+  # cells), each doubled while doubling moves it, up to 32000 steps
+  for v in standard mixit; do
+    for L in 16 32; do
+      for seed in 0 1 2; do
+        cell "c1/copy$L/$v/s$seed" $BASE $SPARSE --steps 2000 --task copy --task_size $L --variant $v --seed $seed
+      done
+      doublings c1/copy$L/$v "4000 8000 16000 32000" $BASE $SPARSE --steps 2000 --task copy --task_size $L --variant $v
+    done
+  done
+  # claim 3's memorization under capacity: Table 4's cells (width 32, where Standard can hold the
+  # table), each doubled while doubling moves it, up to 76800 steps
+  for row in standard frozen_qk mixit frozen_mlp mixit-shipped; do
+    doublings t4/memorize/$row "2400 4800 9600 19200 38400 76800" $MEM --task memorize $(capacity_args $row)
+  done
   for seed in 0 1 2; do
     cell "c4/memorize/standard_mixblock/s$seed" $MEM --task memorize --n_embd 16 --steps 6000 --eval_interval 500 $(capacity_args standard_mixblock) --seed $seed
   done
@@ -413,7 +432,7 @@ fi
 # at a grid of lrs half a decade apart, seeds 0 and 1, and scored at its end on a validation set
 # the test never sees (--val_size: tasks.with_validation); records.chosen_lr picks the lr with the
 # best mean validation score, keeping the shared lr where the best is within its spread. A tag is
-# CELL-lr<LR>/s<seed>; seed 2 runs only at a chosen lr other than the shared one (CELL itself
+# CELL-lr<LR>/s<seed>; seed 2 is run only at a chosen lr other than the shared one (CELL itself
 # already has seeds 0-2 there), and the grid's edge lrs (records.SWEEP_GRIDS) only where the best
 # inner lr lies next to one (bench.py --todo: records.lr_wanted). modadd and lm hold their validation set out
 # of training, so there the choosing runs are CELL-lr<LR>-val and CELL-lr<LR> trains as CELL does.
@@ -460,7 +479,8 @@ if [ -n "$LR_SWEEP" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
         sweep "c2/induction/frozen_qk" 3e-3 $BASE $SPARSE --steps 1200 --task induction --task_size ${SIZE[induction]} --variant frozen_qk
         sweep "c2/hop/frozen_qk" 3e-3 $BASE $HOP --steps 3000 --task hop --task_size ${SIZE[hop]} --variant frozen_qk ;;
     esac
-    # (modadd's validation set: 200 of its 3306 training pairs, so that it trains on nearly as many)
+    # (modadd's validation set: 200 pairs out of its 3306 pairs for training, so that it trains
+    # on nearly as many)
     [ $v = frozen_qk ] || VAL=200 sweep "c3/modadd/$v" 3e-3 $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant $v
     sweep "t2/lm/$v" 2e-3 $LM --task lm --task_size ${SIZE[lm]} --variant $v  # claim 8
   done

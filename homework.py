@@ -1784,8 +1784,11 @@ def command(args):
     else:
         write_csv(sys.stdout, parts, all_marks)
     # 0: every submission got a grade (one that does not import gets 0 points, and its row says
-    # why); 1: some folder could not be graded at all (not a handout), named in its row
-    return 1 if any(marks["rows"] is None for marks in all_marks) else 0
+    # why); 1: some folder could not be graded at all (not a handout), named in its row and here
+    ungraded = [marks["problem"] for marks in all_marks if marks["rows"] is None]
+    for problem in ungraded:
+        print(f"not graded (exit status 1): {problem}", file=sys.stderr)
+    return 1 if ungraded else 0
 
 
 if __name__ == "__main__":

@@ -643,6 +643,27 @@ def test_unknown_task_and_bad_sizes_are_usage_errors():
             tasks.make_task(name, bad_size, "cpu", 0, 8)
 
 
+def test_tasks_py_run_alone_says_what_it_is_and_refuses_other_arguments_in_one_line(
+        monkeypatch, capsys):
+    """`python tasks.py -h` (or no argument) prints its usage, what it is and its tasks, exit
+    status 0; any other argument gets one line "error: ..." on stderr, exit status 2."""
+    import runpy
+    for argv, status in ((["-h"], 0), ([], 0), (["--bogus", "x"], 2)):
+        monkeypatch.setattr(sys, "argv", ["tasks.py", *argv])
+        try:
+            runpy.run_path(os.path.join(HERE, "tasks.py"), run_name="__main__")
+            code = 0
+        except SystemExit as e:
+            code = e.code
+        out, err = capsys.readouterr()
+        assert code == status, argv
+        if status:
+            assert out == "" and len(err.splitlines()) == 1 and err.startswith("error: ")
+            assert "--bogus" in err
+        else:
+            assert err == "" and out.startswith("usage: python tasks.py") and "k-hop" in out
+
+
 # -----------------------------------------------------------------------------
 # Tasks: every example decodes to a correct answer
 
@@ -2157,6 +2178,18 @@ def test_learning_rate_warms_up_linearly_then_decays_to_zero():
 
 # -----------------------------------------------------------------------------
 # Tables: report.py renders them from the run records
+
+
+def test_report_py_refuses_a_bad_argument_in_one_line(monkeypatch, capsys):
+    """A bad value or an unknown flag: one line "error: ..." on stderr, exit status 2."""
+    import report
+    for argv in (["--scale", "bad"], ["--bogus"]):
+        monkeypatch.setattr(sys, "argv", ["report.py", *argv])
+        with pytest.raises(SystemExit) as e:
+            report.main()
+        out, err = capsys.readouterr()
+        assert e.value.code == 2 and out == "" and len(err.splitlines()) == 1, (argv, err)
+        assert err.startswith("error: ") and argv[-1] in err
 
 
 def test_report_renders_tables_from_the_records(tmp_path):
@@ -4882,6 +4915,20 @@ def test_homework_grade_of_a_class_exits_0_when_every_submission_got_a_grade(tmp
     assert homework.main(argv) == 0
     again, err = capsys.readouterr()
     assert again == out and "reused the kept grades of 2 submission(s)" in err
+
+
+def test_homework_grade_of_a_class_says_on_stderr_why_it_exits_1(tmp_path, capsys):
+    """A class with folders that are not handouts: each has its CSV row, and stderr says for
+    each why the grade exits 1."""
+    import homework
+    empty, half = tmp_path / "empty", tmp_path / "half"
+    empty.mkdir(), half.mkdir()
+    (half / "mixit.py").write_text("")
+    assert homework.main(["grade", "--parts", "sample_hop", str(empty), str(half)]) == 1
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 3 and err.splitlines() == [
+        f"not graded (exit status 1): {empty} is not a handout: it has no mixit.py and no tasks.py",
+        f"not graded (exit status 1): {half} is not a handout: it has no tasks.py"]
 
 
 def test_handout_has_no_answer_key_and_shows_the_readmes_list_of_exercises(tmp_path):

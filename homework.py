@@ -90,81 +90,91 @@ HANDOUT_FILES = ["runtime.py", PUBLIC_TESTS, "requirements.txt", "corpus"]  # co
 GRADE_TIMEOUT_S = 600  # an endless loop in a student's code must not hang the grader
 KEEP = ".grades"  # where a class's grades are kept as they are made, without --feedback
 
-# part: (points, the exercises it prepares, the tests that grade it). Each test is a full node
-# id of TEST_FILE, one per parameter, so a part counts the same tests on every run. Each part's
+# part: (points, the exercises it prepares, {test that grades it: its weight}). Each test is a
+# full node id of TEST_FILE, one per parameter, so a part counts the same tests on every run;
+# each checks one thing, and weighs what that thing is worth to the part (earned). Each part's
 # tests exercise that part alone: they build their modules directly and stand in for any other
 # part they would call, so a blanked part fails its own tests and no other's.
 GRADING = {
     "mixing_matrices": (15, "exercises 2 and 6: MixiT's fixed map, its heads of different "
-                            "strengths", [
-        "test_mixing_matrices_are_causal_and_rows_sum_to_one",
-        "test_sink_head_is_half_self_half_first_token",
-        "test_no_sink_head_when_sink_is_off",
-        "test_mixing_strength_differs_between_heads_and_stays_in_range",
-        "test_mixing_matrices_depend_on_seed_only",
-        "test_bidirectional_mixing_matrix_is_full_and_its_rows_sum_to_one",
-    ]),
+                            "strengths", {
+        "test_mixing_matrices_are_causal_and_rows_sum_to_one": 3,
+        "test_sink_head_is_half_self_half_first_token": 2,
+        "test_no_sink_head_when_sink_is_off": 1,
+        "test_mixing_strength_differs_between_heads_and_stays_in_range": 2,
+        "test_mixing_matrices_depend_on_seed_only": 1,
+        "test_bidirectional_mixing_matrix_is_full_and_its_rows_sum_to_one": 1,
+    }),
     "MixingAttention.forward": (15, "exercises 2 and 4: what an input-independent mixing can "
-                                    "express", [
-        "test_mixing_attention_is_a_times_v_per_head_then_o",
-        "test_mixing_attention_uses_the_top_left_corner_of_a_for_a_shorter_input",
-        "test_mixing_attention_never_lets_a_pad_reach_a_real_token",
-    ]),
-    "apply_rotary": (10, "exercise 3: a q.k score that depends on relative position only", [
-        "test_rotary_preserves_norms",
-        "test_rotary_dot_product_depends_only_on_relative_position",
-        "test_rotary_turns_by_the_tables_angles_so_turns_add_up",
-    ]),
+                                    "express", {
+        "test_mixing_attention_is_a_times_v_per_head_then_o": 3,
+        "test_mixing_attention_uses_the_top_left_corner_of_a_for_a_shorter_input": 1,
+        "test_mixing_attention_never_lets_a_pad_reach_a_real_token": 1,
+    }),
+    "apply_rotary": (10, "exercise 3: a q.k score that depends on relative position only", {
+        "test_rotary_preserves_norms": 1,
+        "test_rotary_dot_product_depends_only_on_relative_position": 2,
+        "test_rotary_turns_by_the_tables_angles_so_turns_add_up": 1,
+    }),
     "CausalSelfAttention.forward": (20, "exercises 3 and 5: retrieval by q.k/sqrt(d), and that "
-                                        "score's spread", [
-        "test_causal_self_attention_is_softmax_of_q_k_over_sqrt_d_times_v[True]",
-        "test_causal_self_attention_is_softmax_of_q_k_over_sqrt_d_times_v[False]",
-        "test_causal_self_attention_rotates_queries_and_keys_but_not_values",
-        "test_causal_self_attention_hides_pads_from_real_tokens",
-    ]),
-    "freeze": (15, "exercise 1: what a variant trains, and the counts it prints", [
-        "test_frozen_qk_freezes_exactly_query_and_key_weights_and_biases",
-        "test_frozen_mlp_freezes_exactly_the_mlps",
-        "test_random_transformer_trains_only_embeddings_and_head",
-        "test_each_variant_is_its_preset_of_parts[frozen_qk-q,k]",
-        "test_each_variant_is_its_preset_of_parts[frozen_mlp-mlp]",
-        "test_each_variant_is_its_preset_of_parts[random-q,k,v,o,mlp,norm]",
-        "test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks",
-    ]),
-    "masked_loss": (10, "exercises 8 and 4: which positions a task scores, the loss in nats", [
-        "test_masked_loss_only_looks_at_masked_positions",
-        "test_masked_loss_gradient_reaches_only_the_scored_positions",
-        "test_masked_loss_ignores_rows_without_answers_and_scores_uniform_logits_at_log_vocab",
-    ]),
-    "sample_hop": (15, "exercises 7 and 4: a task's answers, its floors and shortcuts", [
-        "test_hop_answers_match_a_python_loop[1]",
-        "test_hop_answers_match_a_python_loop[3]",
-        "test_hop_has_no_adjacent_repeats_and_no_constant_shortcut[1]",
-        "test_task_batches_have_the_right_shapes_and_tokens[hop]",
-        "test_training_batches_follow_the_generator_seed[hop]",
-        "test_test_set_is_fixed_by_the_data_seed[hop]",
-    ]),
+                                        "score's spread", {
+        "test_causal_self_attention_is_softmax_of_q_k_over_sqrt_d_times_v[True]": 2,
+        "test_causal_self_attention_is_softmax_of_q_k_over_sqrt_d_times_v[False]": 1,
+        "test_causal_self_attention_rotates_queries_and_keys_but_not_values": 1,
+        "test_causal_self_attention_hides_pads_from_real_tokens": 1,
+    }),
+    "freeze": (15, "exercise 1: what a variant trains, and the counts it prints", {
+        "test_frozen_qk_freezes_exactly_query_and_key_weights_and_biases": 1,
+        "test_frozen_mlp_freezes_exactly_the_mlps": 1,
+        "test_random_transformer_trains_only_embeddings_and_head": 1,
+        "test_freeze_counts_the_numbers_in_the_parts_it_froze": 3,
+        "test_freeze_of_a_part_the_model_lacks_is_a_usage_error_naming_it": 1,
+    }),
+    "masked_loss": (10, "exercises 8 and 4: which positions a task scores, the loss in nats", {
+        "test_masked_loss_only_looks_at_masked_positions": 2,
+        "test_masked_loss_gradient_reaches_only_the_scored_positions": 1,
+        "test_masked_loss_ignores_rows_without_answers_and_scores_uniform_logits_at_log_vocab": 1,
+    }),
+    "sample_hop": (15, "exercises 7 and 4: a task's answers, its floors and shortcuts", {
+        "test_hop_answers_match_a_python_loop[1]": 2,
+        "test_hop_answers_match_a_python_loop[3]": 2,
+        "test_hop_has_no_adjacent_repeats_and_no_constant_shortcut[1]": 1,
+        "test_task_batches_have_the_right_shapes_and_tokens[hop]": 1,
+        "test_training_batches_follow_the_generator_seed[hop]": 1,
+        "test_test_set_is_fixed_by_the_data_seed[hop]": 1,
+    }),
     # more tasks, handed out and graded when named (not by default)
-    "sample_add": (10, "exercises 6 and 4: addition, which the paper finds MixiT learns", [
-        "test_add_answer_is_the_reversed_sum",
-        "test_task_batches_have_the_right_shapes_and_tokens[add]",
-        "test_training_batches_follow_the_generator_seed[add]",
-    ]),
-    "sample_needle": (10, "exercises 3 and 5: retrieval, which the paper finds MixiT cannot learn", [
-        "test_needle_answer_is_the_value_of_the_queried_key",
-        "test_task_batches_have_the_right_shapes_and_tokens[needle]",
-        "test_training_batches_follow_the_generator_seed[needle]",
-    ]),
-    "sample_induction": (10, "exercises 2 and 4: the task an induction head solves", [
-        "test_induction_query_appears_once_and_answer_is_its_follower",
-        "test_task_batches_have_the_right_shapes_and_tokens[induction]",
-        "test_training_batches_follow_the_generator_seed[induction]",
-    ]),
-    "sample_dyck": (10, "exercise 4: nesting, and the rules that only count", [
-        "test_dyck_label_matches_the_brackets",
-        "test_task_batches_have_the_right_shapes_and_tokens[dyck]",
-        "test_training_batches_follow_the_generator_seed[dyck]",
-    ]),
+    "sample_add": (10, "exercises 6 and 4: addition, which the paper finds MixiT learns", {
+        "test_add_answer_is_the_reversed_sum": 2,
+        "test_task_batches_have_the_right_shapes_and_tokens[add]": 1,
+        "test_training_batches_follow_the_generator_seed[add]": 1,
+    }),
+    "sample_needle": (10, "exercises 3 and 5: retrieval, which the paper finds MixiT cannot "
+                          "learn", {
+        "test_needle_answer_is_the_value_of_the_queried_key": 2,
+        "test_task_batches_have_the_right_shapes_and_tokens[needle]": 1,
+        "test_training_batches_follow_the_generator_seed[needle]": 1,
+    }),
+    "sample_induction": (10, "exercises 2 and 4: the task an induction head solves", {
+        "test_induction_query_appears_once_and_answer_is_its_follower": 2,
+        "test_task_batches_have_the_right_shapes_and_tokens[induction]": 1,
+        "test_training_batches_follow_the_generator_seed[induction]": 1,
+    }),
+    "sample_dyck": (10, "exercise 4: nesting, and the rules that only count", {
+        "test_dyck_label_matches_the_brackets": 2,
+        "test_task_batches_have_the_right_shapes_and_tokens[dyck]": 1,
+        "test_training_batches_follow_the_generator_seed[dyck]": 1,
+    }),
+}
+
+# The tests that an exercise's hand-in rests on: a part that fails one earns nothing (earned)
+HAND_IN = {
+    "test_freeze_counts_the_numbers_in_the_parts_it_froze": "exercise 1 hands in these counts",
+    "test_masked_loss_only_looks_at_masked_positions": "exercise 8 hands in this loss",
+    "test_hop_answers_match_a_python_loop[1]": "exercise 7's floors are scored on these answers",
+    "test_hop_answers_match_a_python_loop[3]": "exercise 7's floors are scored on these answers",
+    "test_hop_has_no_adjacent_repeats_and_no_constant_shortcut[1]": "exercise 7 hands in the "
+                                                                     "shortcut this rules out",
 }
 
 # A first assignment, in the order to write it: MixiT's matrices and its attention, RoPE and
@@ -444,8 +454,9 @@ which check more, so passing the public tests is needed but not enough: read the
 
 Only `mixit.py` and `tasks.py`: hand back this folder, or those two files. Nothing else in it is
 read (tests you change or add, configuration, this README). Write every part, and any helper it
-needs, in those two files. A file that does not import scores 0 on every part; a part earns its
-points in proportion to its grading tests that pass.
+needs, in those two files. A file that does not import scores 0 on every part. A part earns its
+points by the weight of its grading tests that pass, at most half of them if any test fails, and
+none if a test fails that an exercise's hand-in rests on (the counts that `freeze` prints, say).
 
 ## Experiments
 
@@ -626,7 +637,7 @@ def only_tests(source, nodes):
 def grade(submission, parts, kit=HERE, timeout=GRADE_TIMEOUT_S):
     """Grade one submission on parts. Returns a dict: submission; rows [(part, tests passed,
     tests, points earned, points)], or None when it is not a handout; failures [(test, lines)];
-    problem, one line or None. A part earns its points in proportion to its tests passed; a
+    problem, one line or None. A part earns what `earned` gives for the tests it passed; a
     submission whose sources do not import earns nothing."""
     problem = not_a_handout(submission)
     if problem:
@@ -654,11 +665,22 @@ def grade(submission, parts, kit=HERE, timeout=GRADE_TIMEOUT_S):
         shutil.rmtree(scratch, ignore_errors=True)
     rows, failures = [], []
     for part in parts:
-        points, mine = GRADING[part][0], GRADING[part][2]
-        passed = 0 if problem else sum(results[node] is None for node in mine)
-        rows.append((part, passed, len(mine), round(points * passed / len(mine), 1), points))
-        failures += [] if problem else [(node, results[node]) for node in mine if results[node]]
+        passed = {node: not problem and results[node] is None for node in GRADING[part][2]}
+        rows.append((part, sum(passed.values()), len(passed), earned(part, passed),
+                     GRADING[part][0]))
+        failures += [(node, results[node]) for node in passed if not passed[node] and not problem]
     return {"submission": submission, "rows": rows, "failures": failures, "problem": problem}
+
+
+def earned(part, passed):
+    """The points a part earns from {its test: passed}: its points times the weight of the tests
+    passed over the weight of all, at most half of them if any test failed (one plausible bug
+    costs half the part), and 0 if a test that an exercise's hand-in rests on failed (HAND_IN)."""
+    points, _, weights = GRADING[part]
+    if any(node in HAND_IN for node in weights if not passed[node]):
+        return 0
+    share = sum(w for node, w in weights.items() if passed[node]) / sum(weights.values())
+    return round(points * (share if share == 1 else min(share, 0.5)), 1)
 
 
 def report(marks):
@@ -670,14 +692,15 @@ def report(marks):
     if marks["problem"]:
         lines.append(f"0 on every part: {marks['problem']}")
     lines.append(f"{'part':<28} {'tests':>6} {'points':>9}")
-    for part, passed, n, earned, points in marks["rows"]:
-        lines.append(f"{part:<28} {f'{passed}/{n}':>6} {f'{earned:g}/{points}':>9}")
-    earned, points = total(marks), sum(r[4] for r in marks["rows"])
-    lines.append(f"{'total':<28} {'':>6} {f'{earned:g}/{points}':>9}")
+    for part, passed, n, got, points in marks["rows"]:
+        lines.append(f"{part:<28} {f'{passed}/{n}':>6} {f'{got:g}/{points}':>9}")
+    got, points = total(marks), sum(r[4] for r in marks["rows"])
+    lines.append(f"{'total':<28} {'':>6} {f'{got:g}/{points}':>9}")
     if marks["failures"]:
         lines.append(f"\n{len(marks['failures'])} test(s) failed:")
         for node, why in marks["failures"]:
-            lines += [f"{TEST_FILE}::{node}"] + [f"    {s}" for s in why]
+            hand_in = [f"    (its part scores 0: {HAND_IN[node]})"] if node in HAND_IN else []
+            lines += [f"{TEST_FILE}::{node}"] + [f"    {s}" for s in why] + hand_in
     return "\n".join(lines) + "\n"
 
 
@@ -1046,7 +1069,7 @@ those the command prints first; they depend on the width and the task's vocabula
 **A good answer.** Freezing V and O as well leaves {vo[0]['n_trainable']:,} of
 {vo[0]['n_trainable'] + vo[0]['n_frozen']:,} parameters to train: the token embeddings, the
 norms' gains, the MLPs and the head (the counts are the runs' own, {cite(*runs)}; which
-tensors each part covers: `test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks`).
+tensors each part covers: `test_freeze_counts_the_numbers_in_the_parts_it_froze`).
 Its copy accuracy is {word} that of Frozen-QK alone ({shown(final_of(vo))} against
 {shown(final_of(qk))}, {cite(*runs)}). What can still choose where to look, from the
 architecture (not measured here): the scores q.k are a fixed random bilinear form, but of
@@ -1761,8 +1784,11 @@ def command(args):
     else:
         write_csv(sys.stdout, parts, all_marks)
     # 0: every submission got a grade (one that does not import gets 0 points, and its row says
-    # why); 1: some folder could not be graded at all (not a handout), named in its row
-    return 1 if any(marks["rows"] is None for marks in all_marks) else 0
+    # why); 1: some folder could not be graded at all (not a handout), named in its row and here
+    ungraded = [marks["problem"] for marks in all_marks if marks["rows"] is None]
+    for problem in ungraded:
+        print(f"not graded (exit status 1): {problem}", file=sys.stderr)
+    return 1 if ungraded else 0
 
 
 if __name__ == "__main__":

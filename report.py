@@ -1411,8 +1411,14 @@ def check():
     return not stale
 
 
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print its usage and the error: one line is enough
+        print(f"error: {message} (see python report.py --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scale", default="quick", choices=["quick", "paper", "smoke", "paper-smoke"])
     p.add_argument("--check", action="store_true", help="compare the committed README, FINDINGS, "
                    "tables and figures with what the records give; exit 1 where they differ; "

@@ -956,3 +956,14 @@ def with_validation(task, n_val, data_seed):
         gen = torch.Generator(task.test[0].device).manual_seed((data_seed + 2 ** 32) % 2 ** 63)
         task.val = held_out_test(task.sample, n_val, gen, task.name, task.size, side=False)
     return task
+
+
+if __name__ == "__main__":  # python tasks.py [-h]: say what this file is (mixit.py imports it)
+    import sys
+    if sys.argv[1:] not in ([], ["-h"], ["--help"]):
+        print(f"error: unrecognized arguments: {' '.join(sys.argv[1:])} (python tasks.py takes "
+              "only -h; train on a task with python mixit.py --task NAME)", file=sys.stderr)
+        sys.exit(2)
+    print(f"usage: python tasks.py [-h]\n{__doc__}\ntasks.py is a module that mixit.py imports; "
+          "train on a task with\n    python mixit.py --task NAME --task_size N    "
+          "(python mixit.py --help lists every flag)")

@@ -15,6 +15,7 @@ then report.py's tables.
 """
 
 import ast
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -640,6 +641,27 @@ def test_unknown_task_and_bad_sizes_are_usage_errors():
     for name, bad_size in [("add", 18), ("modadd", 3), ("needle", 129), ("hop", 33)]:
         with pytest.raises(tasks.UsageError):
             tasks.make_task(name, bad_size, "cpu", 0, 8)
+
+
+def test_tasks_py_run_alone_says_what_it_is_and_refuses_other_arguments_in_one_line(
+        monkeypatch, capsys):
+    """`python tasks.py -h` (or no argument) prints its usage, what it is and its tasks, exit
+    status 0; any other argument gets one line "error: ..." on stderr, exit status 2."""
+    import runpy
+    for argv, status in ((["-h"], 0), ([], 0), (["--bogus", "x"], 2)):
+        monkeypatch.setattr(sys, "argv", ["tasks.py", *argv])
+        try:
+            runpy.run_path(os.path.join(HERE, "tasks.py"), run_name="__main__")
+            code = 0
+        except SystemExit as e:
+            code = e.code
+        out, err = capsys.readouterr()
+        assert code == status, argv
+        if status:
+            assert out == "" and len(err.splitlines()) == 1 and err.startswith("error: ")
+            assert "--bogus" in err
+        else:
+            assert err == "" and out.startswith("usage: python tasks.py") and "k-hop" in out
 
 
 # -----------------------------------------------------------------------------
@@ -2156,6 +2178,18 @@ def test_learning_rate_warms_up_linearly_then_decays_to_zero():
 
 # -----------------------------------------------------------------------------
 # Tables: report.py renders them from the run records
+
+
+def test_report_py_refuses_a_bad_argument_in_one_line(monkeypatch, capsys):
+    """A bad value or an unknown flag: one line "error: ..." on stderr, exit status 2."""
+    import report
+    for argv in (["--scale", "bad"], ["--bogus"]):
+        monkeypatch.setattr(sys, "argv", ["report.py", *argv])
+        with pytest.raises(SystemExit) as e:
+            report.main()
+        out, err = capsys.readouterr()
+        assert e.value.code == 2 and out == "" and len(err.splitlines()) == 1, (argv, err)
+        assert err.startswith("error: ") and argv[-1] in err
 
 
 def test_report_renders_tables_from_the_records(tmp_path):
@@ -4371,17 +4405,25 @@ def test_mixing_attention_never_lets_a_pad_reach_a_real_token(monkeypatch):
     assert torch.allclose(after[keep], y[keep], atol=1e-5)
 
 
-def test_freeze_counts_what_it_froze_and_refuses_a_part_the_model_lacks():
-    """freeze() turns off requires_grad on exactly the named parts' parameters, returns
-    (#trainable, #frozen) that add up to the whole model, and refuses a part with no parameter
-    in this model (a RoPE model has no wpe) with a UsageError naming it."""
+def test_freeze_counts_the_numbers_in_the_parts_it_froze():
+    """freeze() counts numbers, not tensors: freezing v and head returns (#trainable, #frozen),
+    #frozen the size of every layer's v_proj weight and bias and of the head's weight (named
+    here), #trainable the rest of the model; the line it prints (exercise 1 hands it in) shows
+    both counts."""
     model = mixit.GPT(attention_config("standard"), vocab_size=10)  # not build(): no task drawn
-    n_train, n_frozen = mixit.freeze(model, ["v", "head"], verbose=False)
-    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
-    assert frozen == {f"blocks.{i}.attn.v_proj.{kind}" for i in range(2)
-                      for kind in ("weight", "bias")} | {"lm_head.weight"}
-    assert n_frozen == sum(p.numel() for n, p in model.named_parameters() if n in frozen)
-    assert n_train + n_frozen == sum(p.numel() for p in model.parameters())
+    sizes = {n: p.numel() for n, p in model.named_parameters()}
+    named = [f"blocks.{i}.attn.v_proj.{kind}" for i in range(2) for kind in ("weight", "bias")]
+    n_frozen = sum(sizes[n] for n in named + ["lm_head.weight"])
+    n_train = sum(sizes.values()) - n_frozen
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert mixit.freeze(model, ["v", "head"], label="counts") == (n_train, n_frozen)
+    printed = re.findall(r"\d+", out.getvalue().replace(",", ""))
+    assert str(n_train) in printed and str(n_frozen) in printed, printed
+
+
+def test_freeze_of_a_part_the_model_lacks_is_a_usage_error_naming_it():
+    """A part with no parameter in this model (a RoPE model has no wpe) is refused."""
+    model = mixit.GPT(attention_config("standard"), vocab_size=10)
     with pytest.raises(tasks.UsageError, match="wpe"):
         mixit.freeze(model, ["wpe"], verbose=False)
 
@@ -4401,7 +4443,8 @@ def test_masked_loss_gradient_reaches_only_the_scored_positions():
 
 def test_masked_loss_ignores_rows_without_answers_and_scores_uniform_logits_at_log_vocab():
     """Rows whose mask is all False (training rows on the test side of the split) add nothing:
-    the loss is the mean over scored positions, not over rows. Uniform logits score ln(vocab)."""
+    the loss is the mean over scored positions, not over rows, and 0 (not nan) where no row is
+    scored. Uniform logits score ln(vocab)."""
     gen = torch.Generator().manual_seed(1)
     logits = torch.randn(2, 4, 7, generator=gen)
     y = torch.randint(0, 7, (2, 4), generator=gen)
@@ -4411,6 +4454,7 @@ def test_masked_loss_ignores_rows_without_answers_and_scores_uniform_logits_at_l
                                torch.cat([y, torch.zeros(3, 4, dtype=torch.long)]),
                                torch.cat([mask, torch.zeros(3, 4, dtype=torch.bool)]))
     assert torch.allclose(padded, loss)
+    assert mixit.masked_loss(logits, y, torch.zeros_like(mask)).item() == 0  # no row: 0, not nan
     assert torch.allclose(loss, F.cross_entropy(logits[mask], y[mask]))
     uniform = mixit.masked_loss(torch.zeros(2, 4, 7), y, mask)
     assert uniform.item() == pytest.approx(torch.log(torch.tensor(7.0)).item(), rel=1e-6)
@@ -4455,7 +4499,7 @@ def test_homework_grades_with_only_the_grading_tests_each_at_its_own_line():
     import ast
     import homework
     source = open(os.path.join(HERE, "test_mixit.py")).read()
-    nodes = homework.GRADING["sample_hop"][2] + homework.GRADING["masked_loss"][2]
+    nodes = [*homework.GRADING["sample_hop"][2], *homework.GRADING["masked_loss"][2]]
     keep = {node.split("[")[0] for node in nodes}
 
     def kept(node):
@@ -4521,11 +4565,142 @@ def test_homework_grades_a_copy_that_does_not_import_zero_with_one_clear_line(tm
     assert re.search(r"^total +0/30$", out, re.M)
 
 
-def wrong_masked_loss(source):
-    """mixit.py with a masked_loss that averages over every position, mask or not."""
+# A student's plausible mistakes in each part of GRADING, each an edit {old: new} of the
+# repository's own part, with the share of the part's points it may keep: half, or nothing
+# where it breaks what an exercise hands in (homework.HAND_IN).
+CENTRE = "Z = (Z - Z.sum(-1, keepdim=True) / support.sum(-1, keepdim=True)) * support"
+ROTATE = "x1 * cos - x2 * sin, x1 * sin + x2 * cos"
+LOSS = "(ce * m).sum() / m.sum().clamp(min=1)"
+MUTANTS = [
+    ("freeze", "counts tensors, not numbers", {
+        "sum(p.numel() for p in model.parameters() if p.requires_grad)":
+        "sum(1 for p in model.parameters() if p.requires_grad)"}, 0),
+    ("freeze", "never refuses a part the model lacks", {"if not matched:": "if False:"}, 0.5),
+    ("freeze", "freezes weights, not biases",
+     {'in "." + n]': 'in "." + n and n.endswith("weight")]'}, 0),
+    ("freeze", "freezes the first layer only",
+     {'in "." + n]': 'in "." + n and "blocks.1." not in n]'}, 0),
+    ("freeze", "returns (frozen, trainable)",
+     {"return n_train, n_frozen": "return n_frozen, n_train"}, 0),
+    ("mixing_matrices", "rows that do not sum to 1", {CENTRE: "pass"}, 0.5),
+    ("mixing_matrices", "rows centred over all T positions",
+     {"/ support.sum(-1, keepdim=True)": "/ T"}, 0.5),
+    ("mixing_matrices", "a transposed matrix",
+     {"ones(T, T).tril() if": "ones(T, T).triu() if"}, 0.5),
+    ("mixing_matrices", "one strength for every head",
+     {"torch.rand(n_head, 1, 1,": "torch.rand(1, 1, 1,"}, 0.5),
+    ("mixing_matrices", "the sink on row 0", {"A[0, :, 0] += 0.5": "A[0, 0, :] += 0.5"}, 0.5),
+    ("mixing_matrices", "noise not drawn from gen", {"T, T, generator=gen)": "T, T)"}, 0.5),
+    ("mixing_matrices", "causal whatever causal says",
+     {"if causal else torch.ones(T, T)": "if True else 0"}, 0.5),
+    ("MixingAttention.forward", "a transposed A", {"(A @ v)": "(A.transpose(-1, -2) @ v)"}, 0.5),
+    ("MixingAttention.forward", "heads split without the transpose", {
+        "v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)":
+        "v.view(B, self.n_head, T, C // self.n_head)"}, 0.5),
+    ("MixingAttention.forward", "pads mixed in",
+     {"v if keep is None else v * keep[:, :, None]": "v"}, 0.5),
+    ("MixingAttention.forward", "A's bottom-right corner",
+     {"self.A[:, :T, :T]": "self.A[:, -T:, -T:]"}, 0.5),
+    ("MixingAttention.forward", "values not scaled by mult",
+     {"v = self.mult * self.v_proj(x)": "v = self.v_proj(x)"}, 0.5),
+    ("apply_rotary", "cos and sin swapped",
+     {ROTATE: "x1 * sin - x2 * cos, x1 * cos + x2 * sin"}, 0.5),
+    ("apply_rotary", "halves in, pairs out", {"x[..., 0::2], x[..., 1::2]": "x.chunk(2, -1)"}, 0.5),
+    ("apply_rotary", "not a rotation", {ROTATE: "x1 * cos - x2 * sin, x2 * sin + x1 * cos"}, 0.5),
+    ("CausalSelfAttention.forward", "no 1/sqrt(d_head)", {"/ math.sqrt(q.size(-1))": ""}, 0.5),
+    ("CausalSelfAttention.forward", "a mask off by one",
+     {"seen.tril() if": "seen.tril(1) if"}, 0.5),
+    ("CausalSelfAttention.forward", "no causal mask",
+     {"seen.tril() if": "seen if", "is_causal=self.causal and": "is_causal=False and"}, 0.5),
+    ("CausalSelfAttention.forward", "values rotated too",
+     {"q, k = apply_rotary(": "v = apply_rotary(v, self.cos[:T], self.sin[:T])\n"
+                             "            q, k = apply_rotary("}, 0.5),
+    ("CausalSelfAttention.forward", "pads seen",
+     {"if keep is not None:  # no": "if False:  #"}, 0.5),
+    ("CausalSelfAttention.forward", "softmax over the queries",
+     {".softmax(-1)": ".softmax(-2)"}, 0.5),
+    ("masked_loss", "the mean over every position", {LOSS: "ce.mean()"}, 0),
+    ("masked_loss", "divided by the rows", {LOSS: "(ce * m).sum() / len(mask)"}, 0),
+    ("masked_loss", "the mean of each row's mean",
+     {LOSS: "((ce * m).view(mask.shape).sum(1) / mask.sum(1).clamp(min=1)).mean()"}, 0),
+    ("masked_loss", "nan where nothing is scored", {LOSS: "(ce * m).sum() / m.sum()"}, 0.5),
+    ("sample_hop", "a hop lands on the occurrence, not after it",
+     {"prev >= 0, prev + 1, T": "prev >= 0, prev, T"}, 0),
+    ("sample_hop", "one hop whatever k", {"k = hops": "k = 1"}, 0),
+    ("sample_hop", "adjacent repeats", {"step = _randint(1, V,": "step = _randint(0, V,"}, 0),
+    ("sample_hop", "every position scored",
+     {"return x, y, defined": "return x, y, torch.ones_like(defined)"}, 0),
+    ("sample_hop", "the first token drawn without gen",
+     {"_randint(0, V, (B, 1), gen)": "torch.randint(0, V, (B, 1))"}, 0.5),
+    ("sample_hop", "16 + k positions", {"hop_length(hops), gen.device": "16 + hops, gen.device"},
+     0.5),
+    ("sample_add", "the sum most-significant digit first",
+     {"// pow10) % 10": "// pow10.flip(0)) % 10"}, 0.5),
+    ("sample_add", "leading zeros", {"a_digits[:, -1] = _randint(1, 10, (B,), gen)": "pass"}, 0.5),
+    ("sample_needle", "the next pair's value", {"values.gather(1, which[:, None])":
+                                                "values.gather(1, (which[:, None] + 1) % N)"}, 0.5),
+    ("sample_induction", "the query itself, not its follower",
+     {"ctx.gather(1, where + 1)": "ctx.gather(1, where)"}, 0.5),
+    ("sample_dyck", "yes and no swapped",
+     {"torch.where(balanced, 4, 5)": "torch.where(balanced, 5, 4)"}, 0.5),
+]
+
+
+def mutant(part, edits):
+    """The repository's part (a function or method of mixit.py or tasks.py) with each edit
+    {old: new} made to its source, compiled in its module's namespace: (module, function)."""
     import homework
-    return homework.blank(source, ["masked_loss"]).replace(
-        homework.stub("masked_loss"), "return F.cross_entropy(logits.flatten(0, 1), y.flatten())")
+    module = {"mixit.py": mixit, "tasks.py": tasks}[homework.all_parts(HERE)[part]]
+    source = open(module.__file__).read()
+    node = homework.find_parts(source)[part]
+    text = ast.get_source_segment(source, node)
+    for old, new in edits.items():
+        assert text.count(old) == 1, f"{part} holds {old!r} {text.count(old)} times, not once"
+        text = text.replace(old, new)
+    made = {}  # (a method's lines lose their class's indentation)
+    exec(text.replace("\n" + " " * node.col_offset, "\n"), vars(module), made)
+    return module, made[node.name]
+
+
+def graded_here(node):
+    """Run the grading test `node` (a node id of homework.GRADING) in this process, as pytest
+    runs it: the parameters its id names, a monkeypatch of its own. True if it passed."""
+    name, _, param = node.partition("[")
+    test, args = globals()[name], {}
+    for mark in getattr(test, "pytestmark", []):
+        names = [n.strip() for n in mark.args[0].split(",")]
+        values = [v if isinstance(v, tuple) else (v,) for v in mark.args[1]]
+        args.update(zip(names, next(v for v in values if "-".join(map(str, v)) == param[:-1])))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        if "monkeypatch" in test.__code__.co_varnames[:test.__code__.co_argcount]:
+            args["monkeypatch"] = monkeypatch
+        try:
+            test(**args)
+        except (Exception, pytest.fail.Exception):
+            return False
+    return True
+
+
+def test_homework_grade_takes_half_a_part_for_each_plausible_mistake_and_all_for_a_hand_in():
+    """Each of MUTANTS, in place of its part, run through that part's grading tests in this
+    process and scored as the grader scores (homework.earned), keeps at most half the part's
+    points, and none where it breaks an exercise's hand-in (a freeze that counts tensors loses
+    freeze); the repository's own parts keep every point."""
+    import homework
+    for part in {part for part, *_ in MUTANTS}:
+        passed = {node: graded_here(node) for node in homework.GRADING[part][2]}
+        assert homework.earned(part, passed) == homework.GRADING[part][0], (part, passed)
+    kept_too_much = []
+    for part, mistake, edits, most in MUTANTS:
+        module, wrong = mutant(part, edits)
+        owner, _, name = part.rpartition(".")
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            monkeypatch.setattr(getattr(module, owner) if owner else module, name, wrong)
+            passed = {node: graded_here(node) for node in homework.GRADING[part][2]}
+        kept = homework.earned(part, passed) / homework.GRADING[part][0]
+        if kept > most:
+            kept_too_much.append((part, mistake, kept, [n for n in passed if not passed[n]]))
+    assert kept_too_much == []
 
 
 # Edits a student could make outside mixit.py and tasks.py, each of which would move the grade
@@ -4569,7 +4744,7 @@ def test_homework_grades_a_class_trusting_only_the_graded_files(tmp_path, capsys
         folders[name] = str(tmp_path / name)
         homework.handout(folders[name], parts, kit=HERE)
     wrong = tmp_path / "extras" / "mixit.py"
-    wrong.write_text(wrong_masked_loss(wrong.read_text()))
+    wrong.write_text(wrong.read_text().replace(LOSS, "ce.mean()"))  # over every position
     for name, text in PLANTED.items():
         (tmp_path / "freeze" / name).write_text(text)
     # the edits are live: pytest run in that copy itself reads them (and collects no test)
@@ -4924,6 +5099,20 @@ def test_homework_grade_of_a_class_exits_0_when_every_submission_got_a_grade(tmp
     assert homework.main(argv) == 0
     again, err = capsys.readouterr()
     assert again == out and "reused the kept grades of 2 submission(s)" in err
+
+
+def test_homework_grade_of_a_class_says_on_stderr_why_it_exits_1(tmp_path, capsys):
+    """A class with folders that are not handouts: each has its CSV row, and stderr says for
+    each why the grade exits 1."""
+    import homework
+    empty, half = tmp_path / "empty", tmp_path / "half"
+    empty.mkdir(), half.mkdir()
+    (half / "mixit.py").write_text("")
+    assert homework.main(["grade", "--parts", "sample_hop", str(empty), str(half)]) == 1
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 3 and err.splitlines() == [
+        f"not graded (exit status 1): {empty} is not a handout: it has no mixit.py and no tasks.py",
+        f"not graded (exit status 1): {half} is not a handout: it has no tasks.py"]
 
 
 def test_handout_has_no_answer_key_and_shows_the_readmes_list_of_exercises(tmp_path):

@@ -550,11 +550,12 @@ SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN = ("inconclusive: seeds disagree",
 
 class Tests(list):
     """A rule's tests (True, False or None: open) with a name each, so that 'partly' can say
-    which part failed: Tests({'needle': True, 'hop': False})."""
+    which part failed: Tests({'needle': True, 'hop': False}); waiting: the names of the open
+    tests whose cells have not run enough yet (not a spread that straddles a line)."""
 
-    def __init__(self, named):
+    def __init__(self, named, waiting=()):
         super().__init__(named.values())
-        self.names = list(named)
+        self.names, self.waiting = list(named), set(waiting)
 
 
 def outcome(tests, partly=1):
@@ -568,8 +569,9 @@ def outcome(tests, partly=1):
         for i, f in zip(open_, fill):
             t[i] = f
         seen.add(REPRODUCED if all(t) else PARTLY if sum(t) >= partly else NOT_REPRODUCED)
-    word = seen.pop() if len(seen) == 1 else AT_THRESHOLD
     names = getattr(tests, "names", None)
+    waiting = getattr(tests, "waiting", ())
+    word = seen.pop() if len(seen) == 1 else NOT_RUN if waiting else AT_THRESHOLD
     if word == PARTLY and names:
         word += f" (fails: {', '.join(n for n, t in zip(names, tests) if t is False)})"
     return word

@@ -728,8 +728,8 @@ def priority(tag):
         if tag.startswith(prefix):
             layers = re.search(r"-L(\d+)/", tag)
             return tier, -int(layers.group(1)) if layers else 0
-    if LR.search(cell_of(tag)):  # the lr sweep: each cell's choosing seeds together, claim 4's last
-        return len(FIRST) + (2 if tag.startswith("c4/") else int(seed > 1)), 0
+    if LR.search(cell_of(tag)):  # the lr sweep, behind the claims' seed-0 cells; claim 4's last
+        return len(FIRST) + (2 if tag.startswith("c4/") else 1), 0
     tier = (3 if tag.split("/")[0] in ("t9", "t10", "s1", "s2", "s3") else
             2 if "-shipped/" in tag else int(seed > 0))
     return len(FIRST) + tier, 0

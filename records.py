@@ -719,15 +719,19 @@ SWEEP_GRIDS = {
     "3e-3": "1e-4 [3e-4 1e-3 3e-3 1e-2] 3e-2",
     "2e-3": "6e-5 [2e-4 6e-4 2e-3 6e-3] 2e-2",
     "1e-2": "1e-3 [3e-3 1e-2 3e-2] 1e-1",
+    # the paper scale: three lrs where a variant fails at width 512, no edges
+    "1e-3": "[3e-4 1e-3 3e-3]",
+    "5e-4": "[2e-4 5e-4 2e-3]",
+    "1e-4": "[3e-5 1e-4 3e-4]",
 }
 
 
 def sweep_grid(shared):
     """(every lr of the grid of a shared lr, its inner lrs), as floats; ([], []) where none."""
-    words = next((g for k, g in SWEEP_GRIDS.items() if float(k) == shared), "").split()
-    inner = words[words.index(next(w for w in words if w.startswith("["))):][:-1] if words else []
-    lr = lambda w: float(w.strip("[]"))  # noqa: E731
-    return sorted(map(lr, words)), sorted(map(lr, inner))
+    words = next((g for k, g in SWEEP_GRIDS.items() if float(k) == shared), "")
+    inner = re.search(r"\[(.*)\]", words)
+    return (sorted(float(w) for w in words.replace("[", "").replace("]", "").split()),
+            sorted(float(w) for w in inner.group(1).split()) if inner else [])
 
 
 def lr_text(lr):  # 0.003 -> '3e-3', as run_all.sh writes a grid's lrs

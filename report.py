@@ -149,8 +149,8 @@ class Reader:
 
     def text(self, cell, key="acc", scale=100, digits=1):  # stat() without n, ° as in the tables
         runs, own = self.cells.get(cell, []), self.base.get(cell, [])
-        lr = runs[0]["config"].get("lr") if runs else None  # read at an lr its sweep chose
-        moved = lr is not None and own and lr != own[0]["config"].get("lr")
+        lr = runs[0].get("config", {}).get("lr") if runs else None  # at an lr its sweep chose
+        moved = lr is not None and own and lr != own[0].get("config", {}).get("lr")
         return (stat(self(cell, key), scale, digits, n=False) + old(runs)
                 + (f" at lr {lr_text(lr)}" if moved else ""))
 
@@ -913,7 +913,7 @@ def rule_at(cells, steps):
     cell whose doubling settled below that budget is read at its settled budget (more steps do
     not move it). While any cell has not settled this is a reading at a budget: it shows
     whether the verdict would depend on the budget, and gives none."""
-    bits, read = {}, {}
+    bits, at = {}, {}
     for v in CAPACITY:
         base = f"c4/memorize/{v}"
         c, read = dict(ladder(cells, base)).get(steps), read_budget(cells, base)
@@ -921,10 +921,10 @@ def rule_at(cells, steps):
             c = read[0]
         if not c or len(final(cells, c)) < LADDER_SEEDS:
             return "waits for seeds"
-        bits[v], read[v] = final(cells, c, "bits_per_param"), c
-    tests = capacity_tests(bits, ratio_of(cells, read))
+        bits[v], at[v] = final(cells, c, "bits_per_param"), c
+    tests = capacity_tests(bits, ratio_of(cells, at))
     shown = " / ".join("{:.2f} ± {:.2f}".format(*mean_std(b)) for b in bits.values())
-    return f"{shown}: {outcome(tests, 2)}{capacity_said(tests)}"
+    return f"{shown}: {outcome(list(tests), 2)}{capacity_said(tests)}"  # (names the tests itself)
 
 
 def capacity_said(tests):  # which of claim 4's tests fail, and which the spread straddles

@@ -494,6 +494,15 @@ if [ $SCALE = paper ] || [ $SCALE = paper-smoke ]; then
   for row in standard frozen_qk mixit frozen_mlp mixit-shipped; do
     doublings "t4/memorize/$row" "30000 60000" $MEM --task memorize $(capacity_args $row)
   done
+  # learning-rate grids where a variant fails at width 512 (records.SWEEP_GRIDS: three lrs, no
+  # edges), queued behind the claims' seed-0 cells (bench.py priority): MixiT on add, modadd,
+  # dyck and the LM, Frozen-MLP on needle
+  VAL=2000
+  sweep t3/add/mixit 1e-3 $BASE $DENSE --task add --task_size ${SIZE[add]} --variant mixit
+  sweep t3/modadd/mixit 1e-3 $BASE $MODADD --task modadd --task_size ${SIZE[modadd]} --variant mixit
+  sweep t3/dyck/mixit 1e-3 $BASE $DYCK --task dyck --task_size ${SIZE[dyck]} --variant mixit
+  sweep t2/lm/mixit 5e-4 $LM --task lm --task_size ${SIZE[lm]} --variant mixit
+  sweep t1/needle/frozen_mlp 1e-4 $BASE $NEEDLE --task needle --task_size ${SIZE[needle]} --variant frozen_mlp
 fi
 # --- the studies beyond the paper (--studies): each row of a table is a cell, seeds 0-2 ----------
 task_args() {  # a task at this scale's Table 1-4 settings

@@ -237,7 +237,7 @@ _FLOORS = {}
 def baseline(cells, prefix):
     """(task, rule, score): the best trivial rule on the test set of the cells under `prefix`
     (tasks.py, `baselines`), computed from the first record's task settings; None if no cell."""
-    r = next((runs[0] for c, runs in sorted(cells.items()) if c.startswith(prefix)), None)
+    r = next((runs[0] for c, runs in sorted(cells.items()) if c.startswith(prefix) and runs), None)
     if r is None:
         return None
     c = r["config"]
@@ -862,7 +862,9 @@ def lr_wanted(cells, base, lr, seed, final_only=False):
 # t6/add/mixit-L2[lr=1e-3&n_head=64] or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
 # number of the record's `final`, of the record itself, of its `profile`, `pack` or
 # `graphs_check` (bench.py --profile, --pack, --graphs-check) or of its config (acc, loss,
-# bits_per_param, wall_s, steps, mixit_mult, ...), `check:RUN` (a graphs check's run's accuracy
+# bits_per_param, wall_s, steps, mixit_mult, ...), `table_bits` and `table_bits_per_param`
+# (memorize: the whole table's n^2 log2 n bits, and that over the trainable parameters),
+# `check:RUN` (a graphs check's run's accuracy
 # at its end), `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the
 # accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or more), `qk_bound`
 # (the % of the run's Standard step FLOPs that freezing W_Q, W_K can save: bench.frozen_qk_bound),
@@ -921,6 +923,9 @@ def record_values(r, key):
         return [h[base] for h in r["history"] if h["step"] == int(at)]
     if kind == "check":  # a graphs check's (bench.py --graphs-check) run: its last accuracy
         return [r["graphs_check"]["acc"][arg][-1][1]]
+    if kind in ("table_bits", "table_bits_per_param"):  # memorize: the whole table, n^2 log2 n
+        n = r["config"]["task_size"]
+        return [n * n * math.log2(n) / (r["n_trainable"] if kind.endswith("param") else 1)]
     # a run's final result, the record itself, a profile's, a --pack's or a graphs check's
     # figures, the config
     v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),

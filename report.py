@@ -311,7 +311,7 @@ def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its do
         return "fewer than two head counts from 2 heads up", None, 1, "Table 5", []
     bases = [f"t5/add/heads{h}" for h in heads]
     read = {b: capacity_cell(A.cells, b)[0] if doubled(A.cells, b) else b for b in bases}
-    low = baseline(A.cells, "t5/")[2]
+    low = (baseline(A.base, "t5/") or (None, None, 0.0))[2]  # the task's floor
     kn = {c for c in read.values() if c and all_or_nothing(A(c), low)}
     A.read_kn |= kn
 
@@ -604,15 +604,14 @@ def summary(cells, claims=None):
     that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
     n, rows = claims or claim_rows(cells)
     by, again = collections.defaultdict(list), []
-    for r in rows:
-        number = r[0].split(".")[0]
+    for r in rows:  # (by the verdict's word: 'partly (fails: ...)' counts as partly)
+        number, word = r[0].split(".")[0], r[3].split(" (")[0]
         if number.isdigit():
-            by[r[3]].append(number)
+            by[word].append(number)
         else:
-            again.append(f"{number} {r[3]}")
-    words = [REPRODUCED, PARTLY, NOT_REPRODUCED, SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN]
-    parts = [f"{len(ns)} {v} ({', '.join(ns)})" for w in words
-             for v, ns in by.items() if v.split(" (")[0] == w]
+            again.append(f"{number} {word}")
+    parts = [f"{len(by[w])} {w} ({', '.join(by[w])})" for w in
+             (REPRODUCED, PARTLY, NOT_REPRODUCED, SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN) if w in by]
     return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's "
             f"{sum(map(len, by.values()))} claims, {'; '.join(parts)}; read again in another "
             f"setting: {', '.join(again)}. The claims table is under "

@@ -401,15 +401,15 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       done
     done
   done
-  # claim 5 reads MixiT's accuracy over head counts from 2 heads (1 head is the sink head alone: no
-  # random mixing), each cell doubled from Table 5's budget while doubling moves it, five seeds
-  # where it is read
+  # claim 5 reads MixiT's accuracy over head counts from two heads up (one head is the sink head
+  # alone: no random mixing), each cell doubled from Table 5's budget while doubling moves it,
+  # five seeds where it is read
   for h in 2 4 8 16 64; do
     doublings t5/add/heads$h "8000 16000 32000" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h
   done
   # copy, our extension beside claim 1: does MixiT's copying fall with the length as its needle
-  # accuracy falls with the pairs? MixiT and Standard at copy lengths 16 and 32 (8: Table 11's
-  # cells), each doubled while doubling moves it, up to 32000 steps
+  # accuracy falls with the pairs? MixiT and Standard copying strings of up to 16 and 32 tokens
+  # (--task_size; up to 8: Table 11's cells), each doubled while doubling moves it, up to 32000 steps
   for v in standard mixit; do
     for L in 16 32; do
       for seed in 0 1 2; do

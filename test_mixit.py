@@ -2245,15 +2245,21 @@ def test_about_equal_needs_close_means_and_tight_cells_so_noise_cannot_pass():
 
     def cells(mixit_accs):
         c = {}
-        for cell in ("t3/add", "t3/modadd", "t3/dyck", "t4/memorize"):
+        for cell in ("t3/add", "t3/modadd", "t3/dyck"):
             c[f"{cell}/standard"] = [{"final": {"acc": a}} for a in (0.98, 0.99, 1.0)]
             c[f"{cell}/mixit"] = [{"final": {"acc": a}} for a in mixit_accs]
+        # memorize (Table 4's cells) doubled, 1200 steps moving nothing: read at 600, five seeds
+        for v, accs in (("standard", (0.98, 0.99, 1.0)), ("mixit", mixit_accs)):
+            for rung, steps, n in (("", 600, 5), ("-steps1200", 1200, 3)):
+                c[f"t4/memorize/{v}{rung}"] = [
+                    {"config": {"tag": f"t4/memorize/{v}{rung}/s{i}", "steps": steps, "task_size": 8},
+                     "final": {"acc": a}} for i, a in enumerate((accs + accs)[:n])]
         return c
-    row = lambda md: next(l for l in md.splitlines() if l.startswith("| 3. MixiT"))  # noqa: E731
-    assert "| reproduced |" in row(report.verdicts(cells((0.985, 0.99, 0.995))))
-    assert "| not reproduced |" in row(report.verdicts(cells((0.40, 0.42, 0.41))))
+    verdict = lambda md: next(l for l in md.splitlines() if l.startswith("| 3. MixiT")).split(" | ")[3]  # noqa: E731
+    assert verdict(report.verdicts(cells((0.985, 0.99, 0.995)))) == "reproduced"
+    assert verdict(report.verdicts(cells((0.40, 0.42, 0.41)))) == "not reproduced"
     # mean 93, std 3.6: the spread straddles the 5-point line on each task, so noise decides
-    assert "| unsettled |" in row(report.verdicts(cells((0.90, 0.92, 0.97))))
+    assert verdict(report.verdicts(cells((0.90, 0.92, 0.97)))) == "inconclusive: at the threshold"
     line = report.summary(cells((0.40, 0.42, 0.41)))  # the README's one line follows the table
     assert "1 not reproduced (3)" in line and "of the paper's 8 claims" in line
 
@@ -5724,20 +5730,29 @@ def test_a_threshold_passes_only_over_the_spread_and_an_open_test_is_settled_bot
 
 def test_a_rereading_row_reads_its_parents_cells_with_only_mixit_changed():
     """Claims 3ˢ-5ˢ read the very cells of claims 3-5 with each MixiT cell replaced by its
-    -shipped twin: where claim 3 reads the 64-head long runs, 3ˢ waits ('–') for their twins
-    instead of reading the 4-head cells of Table 3, and reads them once they exist."""
+    -shipped twin: where claim 3 reads the 64-head long runs, 3ˢ waits ('not yet run') for their
+    twins instead of reading the 4-head cells of Table 3, and reads them once they exist; its
+    memorize reads the twin of Table 4's cell at the budget where MixiT's doubling settled."""
     import report
     runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
-    cells = {f"{c}/{v}": runs(1.0, 0.99, 1.0) for c in ("t3/add", "t3/modadd", "t3/dyck",
-                                                         "t4/memorize") for v in ("standard", "mixit")}
+    cells = {f"{c}/{v}": runs(1.0, 0.99, 1.0) for c in ("t3/add", "t3/modadd", "t3/dyck")
+             for v in ("standard", "mixit")}
     cells.update({f"{c}/mixit-shipped": runs(0.4, 0.41, 0.42) for c in ("t3/add", "t3/modadd",
-                                                                       "t3/dyck", "t4/memorize")})
+                                                                       "t3/dyck")})
+    # Table 4's cells and MixiT's twin, doubled (1200 steps moves nothing): read at 600 steps
+    for v, accs in (("standard", (1.0, 0.99, 1.0)), ("mixit", (1.0, 0.99, 1.0)),
+                    ("mixit-shipped", (0.4, 0.41, 0.42))):
+        for rung, steps, n in (("", 600, 5), ("-steps1200", 1200, 3)):
+            cells[f"t4/memorize/{v}{rung}"] = [
+                {"config": {"tag": f"t4/memorize/{v}{rung}/s{i}", "steps": steps, "task_size": 8},
+                 "final": {"acc": a}} for i, a in enumerate((accs + accs)[:n])]
     cells["c3/add/mixit-heads64"] = runs(1.0, 1.0, 0.99)
     row = lambda: next(l for l in report.verdicts(cells).splitlines() if l.startswith("| 3ˢ"))  # noqa: E731
-    assert "add (MixiT 64 heads) – vs" in row() and row().split(" | ")[3] == "–"
+    assert "add (MixiT 64 heads) – vs" in row() and row().split(" | ")[3] == "not yet run"
     cells["c3/add/mixit-heads64-shipped"] = runs(1.0, 0.99, 1.0)
-    assert "add (MixiT 64 heads) 99.7 ± 0.6 vs" in row()
-    assert row().split(" | ")[3] == "partly"  # add matches; the 4-head shipped cells do not
+    assert "add (MixiT 64 heads) 99.7 ± 0.6 vs" in row() and "memorize 40.8 ± 0.8 vs" in row()
+    # add matches; the 4-head shipped cells, and the shipped memorize, do not
+    assert row().split(" | ")[3] == "partly (fails: modadd, dyck, memorize)"
 
 
 # -----------------------------------------------------------------------------

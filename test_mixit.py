@@ -2245,35 +2245,46 @@ def test_about_equal_needs_close_means_and_tight_cells_so_noise_cannot_pass():
 
     def cells(mixit_accs):
         c = {}
-        for cell in ("t3/add", "t3/modadd", "t3/dyck", "t4/memorize"):
+        for cell in ("t3/add", "t3/modadd", "t3/dyck"):
             c[f"{cell}/standard"] = [{"final": {"acc": a}} for a in (0.98, 0.99, 1.0)]
             c[f"{cell}/mixit"] = [{"final": {"acc": a}} for a in mixit_accs]
+        # memorize (Table 4's cells) doubled, 1200 steps moving nothing: read at 600, five seeds
+        for v, accs in (("standard", (0.98, 0.99, 1.0)), ("mixit", mixit_accs)):
+            for rung, steps, n in (("", 600, 5), ("-steps1200", 1200, 3)):
+                c[f"t4/memorize/{v}{rung}"] = [
+                    {"config": {"tag": f"t4/memorize/{v}{rung}/s{i}", "steps": steps, "task_size": 8},
+                     "final": {"acc": a}} for i, a in enumerate((accs + accs)[:n])]
         return c
-    row = lambda md: next(l for l in md.splitlines() if l.startswith("| 3. MixiT"))  # noqa: E731
-    assert "| reproduced |" in row(report.verdicts(cells((0.985, 0.99, 0.995))))
-    assert "| not reproduced |" in row(report.verdicts(cells((0.40, 0.42, 0.41))))
+    verdict = lambda md: next(l for l in md.splitlines() if l.startswith("| 3. MixiT")).split(" | ")[3]  # noqa: E731
+    assert verdict(report.verdicts(cells((0.985, 0.99, 0.995)))) == "reproduced"
+    assert verdict(report.verdicts(cells((0.40, 0.42, 0.41)))) == "not reproduced"
     # mean 93, std 3.6: the spread straddles the 5-point line on each task, so noise decides
-    assert "| unsettled |" in row(report.verdicts(cells((0.90, 0.92, 0.97))))
+    assert verdict(report.verdicts(cells((0.90, 0.92, 0.97)))) == "inconclusive: at the threshold"
     line = report.summary(cells((0.40, 0.42, 0.41)))  # the README's one line follows the table
     assert "1 not reproduced (3)" in line and "of the paper's 8 claims" in line
 
 
 def test_no_verdict_rests_on_an_unstable_cell():
     """A cell whose seeds lie more than 10 points apart is marked † in the claims table, and the
-    row that reads it says 'unsettled' whatever its mean: claim 2 with induction at 96.8, 84.2
-    and 94.2 (mean 91.7, over the 90% bar) is not 'reproduced'. A longer run of that cell
+    row that reads it says 'inconclusive: seeds disagree' whatever its mean: claim 2 with
+    induction at 96.8, 84.2 and 94.2 (mean 91.7, over the 90% bar) is not 'reproduced', and the
+    summary line counts it (and only it) under that word. A longer run of that cell
     (c2/induction, `run_all.sh --claims`) that is stable replaces it and settles the row."""
+    import records
     import report
     runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
     cells = {f"t1/{t}/frozen_qk": runs(1.0, 1.0, 0.99) for t in ("needle", "induction", "copy", "hop")}
     cells["t1/induction/frozen_qk"] = runs(0.968, 0.842, 0.942)
     row = lambda md: next(l for l in md.splitlines() if l.startswith("| 2. "))  # noqa: E731
     r2 = row(report.verdicts(cells))
-    assert "induction 91.7 ± 6.7 †" in r2 and "| unsettled |" in r2
-    assert "2 unsettled (2, 6)" not in report.summary(cells) and "unsettled (2" in report.summary(cells)
+    verdict = r2.split(" | ")[3]
+    assert "induction 91.7 ± 6.7 †" in r2 and verdict == records.SEEDS_DISAGREE
+    assert r2.endswith(f"| {records.SEEDS_DISAGREE} |")  # at the shared lr too: no sweep ran
+    assert f"1 {records.SEEDS_DISAGREE} (2);" in report.summary(cells)
     cells["c2/induction/frozen_qk"] = runs(1.0, 0.998, 1.0)
     r2 = row(report.verdicts(cells))
-    assert "induction (Table 11) 99.9 ± 0.1" in r2 and "| reproduced |" in r2
+    assert "induction (Table 11) 99.9 ± 0.1" in r2 and r2.split(" | ")[3] == records.REPRODUCED
+    assert "1 reproduced (2);" in report.summary(cells) and "seeds disagree" not in report.summary(cells)
 
 
 def test_table_5s_64_head_cell_is_table_6s_2_layer_mixit_where_that_has_64_heads(tmp_path):
@@ -2707,8 +2718,11 @@ def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict(
 
 def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     """Claim 4 reads each cell at the budget its doubling settled, with records.READ_SEEDS seeds
-    there: while one cell still moves, or lacks those seeds, the row has no tests (verdict '–')
-    and says which; once all have settled it judges the cells at their read budgets."""
+    there: while one cell still moves, or lacks those seeds, the row has no tests (verdict 'not
+    yet run') and says which; once all have settled it judges the cells at their read budgets,
+    its ≈ on MixiT / Frozen-QK seed by seed. Claim 3's memorize test reads Table 4's cells by
+    the same rule, never claim 4's: until those may be read it is left open as waiting, and a
+    verdict that turns on it is 'not yet run', not 'at the threshold'."""
     import records
     import report
     cells_for = capacity_cells
@@ -2726,20 +2740,46 @@ def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     read_at = {row[0]: row[-1] for row in report.budget_rows(cells)}
     assert read_at["MixiT"] == f"12000 steps; next: {records.READ_SEEDS - 3} more seeds"
     assert read_at["Standard"] == "6000 steps"  # its five seeds are there
-    # claim 3's memorize test reads the same cells by the same rule (records.readable)
-    three = report.mixit_matches_without_retrieval(report.Reader(cells))[0]
-    assert (f"memorize: fewer than {records.READ_SEEDS} seeds at the budget read: MixiT; its test "
-            "left open") in three
     cells["c4/memorize/mixit-steps12000"] += [
         {"config": {"tag": f"c4/memorize/mixit-steps12000/s{s}", "steps": 12000, "task_size": 128},
          "final": {"acc": 0.205, "bits_per_param": 2.05}} for s in (3, 4)]
     ours, tests, *_, reads = report.capacity_order(report.Reader(cells))
     assert tests is not None and "c4/memorize/mixit-steps12000" in reads
     assert "c4/memorize/standard" in reads and "(12000)" in ours
+    # ≈ reads MixiT / Frozen-QK seed by seed (2.05 / 3.04 over the five seeds both ran)
+    assert "; MixiT / Frozen-QK 0.67 ± 0.01 paired by seed (n = 5; paper 0.97)" in ours
     # the row names the tests that fail (here all three: equal cells, MixiT far below)
     assert tests == [False] * 3 and ours.endswith(
         "; fails: Standard > Frozen-QK, Frozen-QK ≈ MixiT, each > Frozen-MLP")
-    assert "left open" not in report.mixit_matches_without_retrieval(report.Reader(cells))[0]
+    # claim 3's memorize test reads Table 4's cells, not these: with claim 4's all readable and
+    # Table 4's not run, it is still left open
+    to_t4 = lambda cs: {c.replace("c4/", "t4/"): [  # noqa: E731
+        {**r, "config": {**r["config"], "tag": r["config"]["tag"].replace("c4/", "t4/")}}
+        for r in runs] for c, runs in cs.items()}
+    same = [{"final": {"acc": a}, "config": {"tag": f"x/s{i}"}} for i, a in enumerate((0.99, 0.98, 0.99))]
+    three = {**cells, **{f"t3/{t}/{v}": same for t in ("add", "modadd", "dyck")
+                         for v in ("mixit", "standard")}}
+    ours, tests, *_, reads = report.mixit_matches_without_retrieval(report.Reader(three))
+    assert "memorize: doubling not settled: MixiT, Standard; its test left open" in ours
+    assert not any(c.startswith("c4/") for c in reads) and tests is None  # not run at all
+    # Table 4's cells doubled: open, as waiting, while MixiT's settled budget lacks its
+    # READ_SEEDS seeds; the verdict turns on it (reproduced or partly): it waits, not straddles
+    three.update(to_t4(capacity_cells({"standard": flat,
+                                       "mixit": dict(s6000=flat["s6000"][:3], s12000=flat["s12000"])})))
+    ours, tests, *_, reads = report.mixit_matches_without_retrieval(report.Reader(three))
+    assert (f"memorize: fewer than {records.READ_SEEDS} seeds at the budget read: MixiT; its "
+            "test left open") in ours
+    assert tests == [True, True, True, None] and tests.waiting == {"memorize"}
+    assert "t4/memorize/mixit" in reads and "t4/memorize/standard" in reads
+    r3 = next(l for l in report.verdicts(three).splitlines() if l.startswith("| 3. "))
+    assert r3.split(" | ")[3] == records.NOT_RUN
+    # ...then read at the budgets their doubling settled, and judged
+    three["t4/memorize/mixit"] += [{**three["t4/memorize/mixit"][0], "config": {
+        "tag": f"t4/memorize/mixit/s{s}", "steps": 6000, "task_size": 128}} for s in (3, 4)]
+    ours, tests, *_, reads = report.mixit_matches_without_retrieval(report.Reader(three))
+    assert "left open" not in ours and tests == [True] * 4 and not tests.waiting
+    r3 = next(l for l in report.verdicts(three).splitlines() if l.startswith("| 3. "))
+    assert r3.split(" | ")[3] == records.REPRODUCED
     # the paper scale (no c4 cells): Table 4's cells at their budget until one is doubled, then
     # by the same rule
     paper = {c.replace("c4/", "t4/"): [{**r, "config": {**r["config"], "tag": r["config"]["tag"]
@@ -2807,34 +2847,126 @@ def test_a_cell_rests_on_its_budget_unless_doubling_settled_it_or_it_is_at_its_c
     assert cells["t5/add/heads1"][0]["final"]["acc"] == 0.24  # the records themselves unchanged
 
 
-def test_claim_5_leaves_more_heads_beat_fewer_open_until_the_fewest_heads_doubling_settles():
-    """Claim 5 reads Table 5's cells at Table 5's budget. Once the 1-head cell has been doubled
-    (run_all.sh --claims: t5/add/heads1-steps<N>), the test that more heads beat fewer holds
-    only where that doubling settled at Table 5's budget: while it moves, the test is open and
-    Table 13 names the cell as one it waits for, and so while it settled with fewer than
-    records.READ_SEEDS seeds there; where it settles with them, the verdict stands."""
+def heads_cells(**ladders):
+    """Made-up Table 5 cells of MixiT on add-4: heads_cells(h2=([accs at 4000], [accs at 8000]),
+    ...) -> {cell: records}, the base cell t5/add/heads<H> at 4000 steps and, where given, its
+    doubling t5/add/heads<H>-steps8000 (as run_all.sh --claims names it)."""
+    cells = {}
+    for key, budgets in ladders.items():
+        for steps, accs in zip((4000, 8000), budgets):
+            cell = f"t5/add/heads{key[1:]}" + ("-steps8000" if steps == 8000 else "")
+            cells[cell] = [{"config": {"tag": f"{cell}/s{i}", "task": "add", "task_size": 4,
+                                       "data_seed": 0, "eval_size": 64, "steps": steps},
+                            "final": {"acc": a}} for i, a in enumerate(accs)]
+    return cells
+
+
+def test_claim_5_reads_each_head_count_from_2_where_its_doubling_settled():
+    """Claim 5 reads MixiT's Table 5 cells from 2 heads up (the 1-head cell, the sink head alone,
+    is neither shown nor read), each at the budget its doubling settled with records.READ_SEEDS
+    seeds there: while a head count's doubling moves, or has settled with fewer seeds, the row
+    has no tests (verdict 'not yet run'), says what it waits for, and Table 13 names the cell
+    as waiting; once each is readable the three tests are judged at those budgets (a cell that
+    moved is read at its doubled budget), and 'partly' names the test that fails."""
     import records
     import report
+    rule = next(r for c, _, r, _ in report.CLAIMS if c.startswith("5. "))
 
-    def runs(cell, accs, steps=4000):
-        return [{"config": {"tag": f"{cell}/s{i}", "task": "add", "steps": steps, "task_size": 4},
-                 "final": {"acc": a}, "steps": steps} for i, a in enumerate(accs)]
-    cells = {"t5/add/heads1": runs("t5/add/heads1", [0.24, 0.23, 0.23]),
-             "t5/add/heads64": runs("t5/add/heads64", [1.0, 1.0, 1.0])}
-    _, tests, *_ = report.heads_help(report.Reader(cells))
-    assert tests == [True, True] and report.budget_kind(cells, "t5/add/heads1") == "budget"
-    moving = {**cells, "t5/add/heads1-steps8000": runs("t5/add/heads1-steps8000", [0.5, 0.45, 0.55], 8000)}
-    ours, tests, *_ = report.heads_help(report.Reader(moving))
-    assert tests == [None, True] and "1 head: doubling not settled; its test left open" in ours
-    assert report.budget_kind(moving, "t5/add/heads1") == "doubling waits"
-    settled = {**cells, "t5/add/heads1-steps8000": runs("t5/add/heads1-steps8000", [0.235, 0.24, 0.232], 8000)}
-    ours, tests, *_ = report.heads_help(report.Reader(settled))
-    assert tests == [None, True] and f"fewer than {records.READ_SEEDS} seeds" in ours
-    assert report.budget_kind(settled, "t5/add/heads1") == "doubling waits"
-    settled["t5/add/heads1"] = runs("t5/add/heads1", [0.24, 0.23, 0.23, 0.24, 0.23])
-    ours, tests, *_ = report.heads_help(report.Reader(settled))
-    assert tests == [True, True] and "left open" not in ours
-    assert report.budget_kind(settled, "t5/add/heads1") == "doubling settled"
+    def judged(cells):
+        A = report.Reader(cells)
+        ours, tests, partly, where, reads = report.heads_help(A)
+        return ours, tests, reads, report.verdict(tests, partly, reads, A, rule)
+    flat = [0.30, 0.31, 0.30, 0.30, 0.31]
+    cells = heads_cells(h1=([0.24, 0.23, 0.23],), h2=(flat, [0.305, 0.31, 0.30]),
+                        h64=([0.50, 0.52, 0.51], [0.90, 0.91, 0.92]))  # 64 heads still moves
+    ours, tests, reads, verdict = judged(cells)
+    assert tests is None and verdict == records.NOT_RUN and "(doubling not settled)" in ours
+    assert ours.startswith("heads: 2 30.4 ± 0.5, 64 91.0 ± 1.0")  # where each stands
+    assert "t5/add/heads1" not in reads and "heads: 1 " not in ours
+    assert report.budget_kind(cells, "t5/add/heads64") == "doubling waits"
+    # 64 heads settles at 8000 (16000 moves it half a point), with three seeds there
+    cells.update({"t5/add/heads64-steps16000": [
+        {"config": {"tag": f"t5/add/heads64-steps16000/s{i}", "task": "add", "task_size": 4,
+                    "data_seed": 0, "eval_size": 64, "steps": 16000}, "final": {"acc": a}}
+        for i, a in enumerate([0.905, 0.91, 0.915])]})
+    ours, tests, reads, verdict = judged(cells)
+    assert tests is None and verdict == records.NOT_RUN
+    assert f"fewer than {records.READ_SEEDS} seeds at the budget read" in ours
+    read = cells["t5/add/heads64-steps8000"]  # seeds 3 and 4 at the budget read
+    read += [{"config": {**read[0]["config"], "tag": f"t5/add/heads64-steps8000/s{i}"},
+              "final": {"acc": 0.91}} for i in (3, 4)]
+    ours, tests, reads, verdict = judged(cells)
+    assert reads == ["t5/add/heads2", "t5/add/heads64-steps8000"]
+    assert tests == [True, True, True] and verdict == records.REPRODUCED
+    assert tests.names == ["64 heads above 2", "no head count below a smaller one", "64 heads ≥ 90%"]
+    assert report.budget_kind(cells, "t5/add/heads64") == "doubling settled"
+    # a head count between them above the most heads, beyond the spread: more heads hurt there
+    cells.update(heads_cells(h16=([0.99] * 5, [0.99] * 3)))
+    ours, tests, reads, verdict = judged(cells)
+    assert "16 99.0 ± 0.0" in ours and "t5/add/heads16" in reads
+    assert tests == [True, False, True]
+    assert verdict == "partly (fails: no head count below a smaller one)"
+
+
+def test_claim_5_refuses_a_study_without_two_head_counts_from_2_heads():
+    """Claim 5 reads head counts from 2 heads up only: a study of the 1-head cell alone (even
+    doubled and settled), or of 1 head beside one other count, gives no tests and no verdict
+    ('not yet run'), and says why; the rows 5 and 5ˢ of the claims table say so too."""
+    import records
+    import report
+    one = heads_cells(h1=([0.24] * 5, [0.24] * 3))
+    for cells in (one, {**one, **heads_cells(h64=([1.0] * 5, [1.0] * 3))}):
+        ours, tests, partly, where, reads = report.heads_help(report.Reader(cells))
+        assert ours == "fewer than two head counts from 2 heads up"
+        assert tests is None and reads == []
+        assert report.verdict(tests, partly, reads, report.Reader(cells)) == records.NOT_RUN
+    md = report.verdicts(one)
+    for n in ("5. ", "5ˢ. "):
+        row = next(l for l in md.splitlines() if l.startswith(f"| {n}"))
+        assert "| fewer than two head counts from 2 heads up | not yet run |" in row
+
+
+def test_an_all_or_nothing_cell_is_read_as_k_of_n_solved():
+    """A cell whose seeds each solve the task (≥ 90%) or stay within 10 points of its floor, and
+    lie apart (†), is all-or-nothing: claim 5 shows it as 'k of n solved', compares it by k/n
+    (records.more_solved: the two 95% Wilson intervals do not overlap: 5/5 above 0/5, but not
+    4/5 above 1/5 nor above 0/5, though the means differ beyond their spread), and its † does
+    not make the verdict 'inconclusive: seeds disagree'."""
+    import records
+    import report
+    low = 0.24  # add-4's floor (records.baseline): 24.1%
+    assert records.all_or_nothing([1.0, 1.0, 0.25, 0.3], low)
+    assert not records.all_or_nothing([1.0, 1.0, 0.6], low)  # a seed half way: not all-or-nothing
+    assert not records.all_or_nothing([1.0] * 5, low)  # no † (seeds agree): read by mean ± std
+    assert records.solved([1.0, 0.95, 0.25, 0.9]) == (3, 4)
+    assert records.more_solved([1.0] * 5, [low] * 5)
+    assert not records.more_solved([1, 1, 1, 1, low], [1, low, low, low, low])
+    assert not records.more_solved([1, 1, 1, 1, low], [low] * 5)
+    assert not records.more_solved([low] * 5, [1.0] * 5)
+    lo, hi = records.wilson(4, 5)
+    assert 0.37 < lo < 0.38 and 0.96 < hi < 0.97
+    rule = next(r for c, _, r, _ in report.CLAIMS if c.startswith("5. "))
+    # 64 heads settles at 4000 (seeds 0-2 solve at 4000 and 8000); of its five seeds there one
+    # stays at the floor: 4 of 5 solved, against 2 heads' 0 of 5
+    cells = heads_cells(h2=([low] * 5, [low] * 3), h64=([1.0, 1.0, 1.0, 1.0, 0.25], [1.0] * 3))
+    A = report.Reader(cells)
+    ours, tests, partly, where, reads = report.heads_help(A)
+    assert "64 85.0 ± 33.5 † (4 of 5 solved)" in ours and "2 24.0 ± 0.0," in ours
+    assert "(0 of 5 solved)" not in ours  # 2 heads' cell is not all-or-nothing: no † there
+    assert records.beyond(A("t5/add/heads64"), A("t5/add/heads2"))  # by mean ± std it would pass
+    assert tests[0] is False  # by k/n it does not: 4/5 vs 0/5, the intervals overlap
+    verdict = report.verdict(tests, partly, reads, A, rule)
+    assert verdict == "partly (fails: 64 heads above 2)"  # the † cell read as k of n, not 'disagree'
+    # ten seeds, nine solved, against none: beyond the intervals
+    cells = heads_cells(h2=([low] * 10, [low] * 3), h64=([1.0] * 9 + [0.25], [1.0] * 3))
+    ours, tests, *_ = report.heads_help(report.Reader(cells))
+    assert "(9 of 10 solved)" in ours and tests[0] is True
+    # a † cell that is not all-or-nothing still holds the verdict back
+    cells = heads_cells(h2=([low] * 5, [low] * 3), h64=([1.0, 1.0, 1.0, 1.0, 0.6], [1.0] * 3))
+    A = report.Reader(cells)
+    ours, tests, partly, where, reads = report.heads_help(A)
+    assert "solved" not in ours
+    assert report.verdict(tests, partly, reads, A, rule) == records.SEEDS_DISAGREE
 
 
 def test_the_job_list_runs_only_the_budgets_that_the_doubling_rule_asks_for(tmp_path):
@@ -2985,8 +3117,9 @@ def test_every_record_cited_as_evidence_exists():
 
 def test_claims_read_the_long_runs_of_table_11_where_they_exist():
     """Without `run_all.sh --claims`, claim 3 compares Table 3's 4-head MixiT on add and dyck;
-    with it, the 64-head long runs (and claim 4 the n = 128 capacity cells), and Table 11 shows
-    each long cell beside its accuracy 1000 steps before the end."""
+    with it, the 64-head long runs (and claim 4 the n = 128 capacity cells; claim 3's memorize
+    stays on Table 4's cells, read where their doubling settled), and Table 11 shows each long
+    cell beside its accuracy 1000 steps before the end."""
     import report
 
     def runs(task, size, *accs, bits=None, steps=2000):
@@ -2998,22 +3131,31 @@ def test_claims_read_the_long_runs_of_table_11_where_they_exist():
                              {"step": 1000, "train_s": 9, "acc": a - 0.01},
                              {"step": steps, "train_s": 20, "acc": a}]} for a in accs]
     cells = {f"{c}/{v}": runs(t, n, *accs) for c, t, n in (
-                 ("t3/add", "add", 4), ("t3/modadd", "modadd", 11), ("t3/dyck", "dyck", 6),
-                 ("t4/memorize", "memorize", 8))
+                 ("t3/add", "add", 4), ("t3/modadd", "modadd", 11), ("t3/dyck", "dyck", 6))
              for v, accs in (("standard", (1.0, 1.0, 0.99)), ("mixit", (0.45, 0.40, 0.50)))}
+    # Table 4's cells, doubled (2000 -> 4000 steps moves nothing) with five seeds at 2000
+    for v, accs in (("standard", (1.0, 1.0, 0.99, 1.0, 0.99)), ("mixit", (0.45, 0.40, 0.50, 0.45, 0.45))):
+        for c, n, steps in ((f"t4/memorize/{v}", 5, 2000), (f"t4/memorize/{v}-steps4000", 3, 4000)):
+            cells[c] = runs("memorize", 8, *accs[:n], steps=steps)
+            for i, r in enumerate(cells[c]):
+                r["config"]["tag"] = f"{c}/s{i}"
     row = lambda md, n: next(l for l in md.splitlines() if l.startswith(f"| {n}. "))  # noqa: E731
-    assert "| not reproduced |" in row(report.verdicts(cells), 3)
+    verdict = lambda md, n: row(md, n).split(" | ")[3]  # noqa: E731
+    assert verdict(report.verdicts(cells), 3) == "not reproduced"
     cells["c3/add/mixit-heads64"] = runs("add", 4, 1.0, 0.99, 1.0, steps=8000)
     cells["c3/dyck/mixit-heads64"] = runs("dyck", 6, 0.9, 0.92, 0.91)
     for v, a in (("standard", 0.5), ("frozen_qk", 0.4), ("mixit", 0.48), ("frozen_mlp", 0.2)):
         cells[f"c4/memorize/{v}"] = runs("memorize", 8, a, a + 0.01, a - 0.01, bits=3.0)
     cells["c4/memorize/mixit_stdblock"] = runs("memorize", 8, 0.3, 0.3, 0.3, bits=3.0)
     r3 = row(report.verdicts(cells), 3)
-    assert "add (MixiT 64 heads) 99.7 ± 0.6 vs 99.7 ± 0.6" in r3 and "memorize (Table 11)" in r3
+    assert "add (MixiT 64 heads) 99.7 ± 0.6 vs 99.7 ± 0.6" in r3
+    assert "memorize 45.0 ± 3.5 vs 99.6 ± 0.5" in r3 and "memorize (Table 11)" not in r3
     assert "dyck (MixiT 64 heads) 91.0 ± 1.0 vs 99.7 ± 0.6" in r3
-    assert "| partly |" in r3  # modadd still reads Table 3, where MixiT is far behind
+    # modadd still reads Table 3, where MixiT is far behind; memorize Table 4's cells
+    assert r3.split(" | ")[3] == "partly (fails: modadd, dyck, memorize)"
     r4 = row(report.verdicts(cells), 4)  # the capacity cells ran at one budget: no verdict yet
-    assert "(memorize-8)" in r4 and "doubling not settled" in r4 and "| – |" in r4
+    assert "(memorize-8)" in r4 and "doubling not settled" in r4
+    assert r4.split(" | ")[3] == "not yet run"
     for c, rs in cells.items():
         for i, r in enumerate(rs):
             r["config"]["tag"] = f"{c}/s{i}"
@@ -3027,14 +3169,15 @@ def test_claims_read_the_long_runs_of_table_11_where_they_exist():
 
 def test_dtype_check_lists_the_cells_beyond_the_seeds_spread():
     """A bf16 seed inside the fp32 seeds' spread passes silently; one far outside is named, and
-    the claims' verdicts stand side by side."""
+    the claims' verdicts stand side by side (the README's fp32 verdict, and 'not yet run' where
+    the bf16 list's one seed has no spread for the rule to read)."""
     import report
     runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
     fp32 = {"t1/needle/mixit": runs(0.01, 0.02, 0.03), "t3/add/standard": runs(0.9, 1.0, 0.95)}
     bf16 = {"t1/needle/mixit": runs(0.025), "t3/add/standard": runs(0.40)}
     md = report.dtype_check(fp32, bf16, "bfloat16")
     assert "beyond the fp32 seeds' spread: 1 of 2: t3/add/standard 40.0 vs 95.0 ± 5.0." in md
-    assert "| 1. MixiT fails retrieval |" in md
+    assert "| 1. MixiT fails retrieval (needle, induction, hop) |" in md
     # the fp32 column is the README's claims table, long --claims cells included; the bf16 list
     # (one seed, no --claims runs) gives no verdict where the rule compares spreads
     for t in ("needle", "induction", "copy", "hop"):
@@ -3042,9 +3185,9 @@ def test_dtype_check_lists_the_cells_beyond_the_seeds_spread():
         bf16[f"t1/{t}/frozen_qk"] = runs(0.87) if t == "hop" else runs(1.0)
     fp32["c2/hop/frozen_qk"] = runs(0.97, 0.96, 0.98)
     md = report.dtype_check(fp32, bf16, "bfloat16")
-    assert "| 2. Frozen-QK retrieves | reproduced | – |" in md
-    assert "| 2. Frozen-QK retrieves |" in report.verdicts(fp32) and "| reproduced |" in next(
-        line for line in report.verdicts(fp32).splitlines() if line.startswith("| 2. "))
+    assert "| 2. Frozen-QK retrieves (W_Q, W_K frozen at N(0, 1/d)) | reproduced | not yet run |" in md
+    r2 = next(line for line in report.verdicts(fp32).splitlines() if line.startswith("| 2. "))
+    assert r2.split(" | ")[3] == "reproduced"
 
 
 def test_plan_costs_each_run_by_its_flops_and_the_measured_floor(tmp_path, capsys):
@@ -3740,14 +3883,16 @@ def test_plan_prices_the_queue_left_and_check_knows_when_that_price_is_stale(tmp
 def test_a_record_of_an_earlier_recipe_is_marked_and_no_verdict_rests_on_it(tmp_path, monkeypatch):
     """While the paper queue is half done, a table mixes cells of today's recipe and records of
     an earlier one that run_all.sh reruns (the tags `--plan` lists as superseded). Those cells
-    are marked ° in the tables and in the claims table, and a claim that reads one says 'queued'
-    whatever its numbers, until the rerun's record replaces it. Quick scale reads no such list."""
+    are marked ° in the tables and in the claims table, and a claim that reads one says 'not yet
+    run' whatever its numbers (here two seeds over the bar: 'reproduced' otherwise), at either
+    lr, and the summary counts it so, until the rerun's record replaces it. Quick scale reads no
+    such list."""
     import bench
     import report
     path, price = tmp_path / "paper.jsonl", tmp_path / "price.jsonl"
-    path.write_text("".join(json.dumps({"config": {"tag": f"t1/{t}/frozen_qk/s0", "task_size": 8},
-                                        "history": [], "final": {"acc": 0.99}}) + "\n"
-                            for t in ("needle", "induction", "copy", "hop")))
+    path.write_text("".join(json.dumps({"config": {"tag": f"t1/{t}/frozen_qk/s{s}", "task_size": 8},
+                                        "history": [], "final": {"acc": 0.99 - s / 100}}) + "\n"
+                            for t in ("needle", "induction", "copy", "hop") for s in (0, 1)))
     price.write_text(json.dumps({"config": {"tag": "queue/paper"},
                                  "final": {"superseded": ["t1/hop/frozen_qk/s0"]}}) + "\n")
     monkeypatch.setattr(bench, "QUEUE_PRICE", str(price))
@@ -3755,11 +3900,16 @@ def test_a_record_of_an_earlier_recipe_is_marked_and_no_verdict_rests_on_it(tmp_
     row = lambda md: next(l for l in md.splitlines() if l.startswith("| 2. "))  # noqa: E731
     cells = report.load(str(path), bench.superseded_tags("paper"))
     r2 = row(report.verdicts(cells))
-    assert "hop 99.0 °" in r2 and "needle 99.0;" in r2 and "| queued |" in r2
-    assert report.entry(cells, "t1/hop/frozen_qk") == "99.0 (n=1) °"  # as Table 1 shows it
-    assert report.entry(cells, "t1/copy/frozen_qk") == "99.0 (n=1)" and "queued (2)" in report.summary(cells)
-    r2 = row(report.verdicts(report.load(str(path))))  # the rerun's record is of today's recipe
-    assert "°" not in r2 and "| – |" in r2  # no longer queued; one seed reads no spread
+    assert "hop 98.5 ± 0.7 °" in r2 and "needle 98.5 ± 0.7;" in r2
+    assert r2.split(" | ")[3] == "not yet run" and r2.endswith("| not yet run |")
+    assert report.entry(cells, "t1/hop/frozen_qk") == "98.5 ± 0.7 (n=2) °"  # as Table 1 shows it
+    assert report.entry(cells, "t1/copy/frozen_qk") == "98.5 ± 0.7 (n=2)"
+    waiting = re.search(r"\d+ not yet run \(([^)]*)\)", report.summary(cells))
+    assert "2" in waiting[1].split(", ") and "reproduced (2)" not in report.summary(cells)
+    cells = report.load(str(path))  # the rerun's record is of today's recipe
+    r2 = row(report.verdicts(cells))
+    assert "°" not in r2 and r2.split(" | ")[3] == "reproduced"
+    assert "1 reproduced (2)" in report.summary(cells)
 
 
 def test_report_reads_a_rerun_cell_from_its_latest_record_and_keeps_every_benchmark(tmp_path):
@@ -3815,9 +3965,11 @@ def test_report_renders_the_studies_from_their_cells():
 
 
 def test_claim_2_reads_frozen_qks_long_hop_runs_where_they_exist():
-    """Claims 1 and 2 read hop beside needle, induction and copy. Frozen-QK's 1000-step hop
-    (87%) misses the 90% bar; the 3000-step runs of `run_all.sh --claims` (Table 11), when
-    present, are the ones claim 2 reads, and the row says so."""
+    """Claims 1 and 2 read hop beside needle and induction, the paper's retrieval tasks (copy,
+    ours, has its own row 1c and moves neither). Frozen-QK's 1000-step hop (87%) misses the 90%
+    bar, and the row names the task that fails; the 3000-step runs of `run_all.sh --claims`
+    (Table 11), when present, are the ones claim 2 reads, and the row says so. Claim 2 names its
+    init, N(0, 1/d), and shows the reference-init cells (frozen_qk_ref) beside, not read."""
     import report
     runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
     cells = {}
@@ -3826,13 +3978,22 @@ def test_claim_2_reads_frozen_qks_long_hop_runs_where_they_exist():
         cells[f"t1/{t}/mixit"] = runs(0.3, 0.31, 0.29)
         cells[f"t1/{t}/frozen_qk"] = runs(0.97, 0.98, 0.99)
     cells["t1/hop/frozen_qk"] = runs(0.87, 0.86, 0.88)
+    # copy is not a task of claims 1 and 2: MixiT copying as well as Standard, Frozen-QK failing
+    cells["t1/copy/mixit"], cells["t1/copy/frozen_qk"] = runs(1.0, 0.99, 1.0), runs(0.1, 0.11, 0.12)
+    # the reference's init, shown but not read: far under the bar, it moves no verdict
+    cells["t1/needle/frozen_qk_ref"] = runs(0.5, 0.51, 0.49)
     row = lambda md, n: next(l for l in md.splitlines() if l.startswith(f"| {n}. "))  # noqa: E731
-    assert "| reproduced |" in row(report.verdicts(cells), 1)
-    assert "hop 87.0 ± 1.0" in row(report.verdicts(cells), 2)
-    assert "| partly |" in row(report.verdicts(cells), 2)
+    verdict = lambda md, n: row(md, n).split(" | ")[3]  # noqa: E731
+    assert verdict(report.verdicts(cells), 1) == "reproduced"
+    r2 = row(report.verdicts(cells), 2)
+    assert "at N(0, 1/d): needle 98.0 ± 1.0; induction 98.0 ± 1.0; hop 87.0 ± 1.0;" in r2
+    assert "copy" not in r2.split(" | ")[2]
+    assert "at the reference's 0.02 (Table 1, not read): needle 50.0 ± 1.0; induction –; hop –" in r2
+    assert verdict(report.verdicts(cells), 2) == "partly (fails: hop)"
     cells["c2/hop/frozen_qk"] = runs(0.95, 0.96, 0.94)
     r2 = row(report.verdicts(cells), 2)
-    assert "hop (Table 11) 95.0 ± 1.0" in r2 and "| reproduced |" in r2 and "Tables 1, 11" in r2
+    assert "hop (Table 11) 95.0 ± 1.0" in r2 and "Tables 1, 11" in r2
+    assert r2.split(" | ")[3] == "reproduced"
 
 
 def test_claim_6_reads_depth_where_random_adds_where_it_exists():
@@ -3852,6 +4013,7 @@ def test_claim_6_reads_depth_where_random_adds_where_it_exists():
         cells[f"t6/add/{v}-L2"] = runs(f"t6/add/{v}-L2", 64, 4, 4, 0.35, 0.36, 0.34)
         cells[f"t6/add/{v}-L6"] = runs(f"t6/add/{v}-L6", 64, 4, 4, 0.34, 0.35, 0.36)
     row = lambda md: next(l for l in md.splitlines() if l.startswith("| 6. "))  # noqa: E731
+    verdict = lambda r: r.split(" | ")[3]  # noqa: E731
     r6 = row(report.verdicts(cells))
     assert "L=2→6: Random 35.0 ± 1.0" in r6 and "| Table 6 |" in r6
     cells["t5/add/heads64"] = runs("t5/add/heads64", 64, 64, 4, 1.0, 1.0, 1.0)
@@ -3861,15 +4023,15 @@ def test_claim_6_reads_depth_where_random_adds_where_it_exists():
     r6 = row(report.verdicts(cells))
     assert "L=2→8: Random (width 256, 4 heads, add-3) 99.0 ± 1.0 → 25.0 ± 5.0" in r6
     assert "MixiT (width 64, 64 heads, add-4) 100.0 ± 0.0 → 99.7 ± 0.6" in r6
-    assert "| reproduced |" in r6 and "| Table 6b |" in r6
+    assert verdict(r6) == "reproduced" and "| Table 6b |" in r6
     cells["c6/add/random-w256-L8"] = runs("c6/add/random-w256-L8", 256, 4, 3, 0.99, 0.97, 0.98, cov=0.8)
-    assert "| partly |" in row(report.verdicts(cells))  # Random keeps adding: one half fails
+    assert verdict(row(report.verdicts(cells))) == "partly"  # Random keeps adding: one half fails
     # slower is not collapsed: a drop beyond the spread that stays above halfway to the floor
     # (add-3's is about 27%, so halfway from 99% is about 63%)
     cells["c6/add/random-w256-L8"] = runs("c6/add/random-w256-L8", 256, 4, 3, 0.92, 0.9, 0.88, cov=0.8)
-    assert "| partly |" in row(report.verdicts(cells))
+    assert verdict(row(report.verdicts(cells))) == "partly"
     cells["c6/add/random-w256-L8"] = runs("c6/add/random-w256-L8", 256, 4, 3, 0.6, 0.6, 0.6, cov=0.8)
-    assert "| reproduced |" in row(report.verdicts(cells))
+    assert verdict(row(report.verdicts(cells))) == "reproduced"
     cells["c6/add/random-w256-L8"] = runs("c6/add/random-w256-L8", 256, 4, 3, 0.99, 0.97, 0.98, cov=0.8)
     md = report.render(cells, "quick")
     assert ("| Random (width 256, 4 heads, add-3, lr 0.01, 1500 steps) | accuracy % | 99.0 ± 1.0 "
@@ -3879,14 +4041,15 @@ def test_claim_6_reads_depth_where_random_adds_where_it_exists():
     cells["c6/add/random-w256-L16"] = runs("c6/add/random-w256-L16", 256, 4, 3, 0.3, 0.2, cov=0.9)
     cells["c6/add/mixit-w256-L2"] = runs("c6/add/mixit-w256-L2", 256, 64, 3, 1.0, 1.0, 1.0)
     r6 = row(report.verdicts(cells))
-    assert "| reproduced |" in r6  # Table 5's MixiT still: the same-setting row has one depth
+    assert verdict(r6) == "reproduced"  # Table 5's MixiT still: the same-setting row has one depth
     cells["c6/add/mixit-w256-L8"] = runs("c6/add/mixit-w256-L8", 256, 64, 3, 0.5, 0.52, 0.48)
     r6 = row(report.verdicts(cells))
     assert "L=2→16: Random (width 256, 4 heads, add-3) 99.0 ± 1.0 → 25.0 ± 7.1 (n=2)" in r6
     assert "MixiT (width 256, 64 heads, add-3) L=2→8 100.0 ± 0.0 → 50.0 ± 2.0" in r6
-    assert "| partly |" in r6  # MixiT loses it too
+    assert verdict(r6) == "partly"  # MixiT loses it too
     cells["c6/add/mixit-w256-L8"] = runs("c6/add/mixit-w256-L8", 256, 64, 3, 0.5, 0.6, 0.4)
-    assert "| unsettled |" in row(report.verdicts(cells))  # its seeds lie 20 points apart
+    r6 = row(report.verdicts(cells))  # its seeds lie 20 points apart: †, at either lr
+    assert verdict(r6) == "inconclusive: seeds disagree" and r6.endswith("| inconclusive: seeds disagree |")
     md = report.render(cells, "quick")
     assert "| MixiT (width 256, 64 heads, add-3, lr 0.01, 1500 steps) | accuracy % | 100.0 ± 0.0 (n=3) | 50.0" in md
     assert "| 0.900 ± 0.000 (n=2) |" in md  # the 16-layer column, where only Random has run
@@ -3895,7 +4058,8 @@ def test_claim_6_reads_depth_where_random_adds_where_it_exists():
 def test_claim_7_and_table_7_average_one_benchmark_per_seed_on_one_machine():
     """Table 7 is one benchmark per seed: claim 7 reads each record's speed-up over Standard and
     reports their mean ± std; a record from another machine or dtype is left out, so a table
-    never mixes two machines; one benchmark shows no spread."""
+    never mixes two machines; one benchmark shows no spread. The rule reads direction (faster
+    than Standard) and size (at least half the paper's figure), each over the spread."""
     import report
 
     def bench(seed, std_ms, qk_ms, mx_ms, device_name="x86_64", dtype="float32"):
@@ -3906,58 +4070,64 @@ def test_claim_7_and_table_7_average_one_benchmark_per_seed_on_one_machine():
                 "bench": [{"variant": v, "ms_per_step": t, "samples_per_s": 100_000 / t}
                           for v, t in (("standard", std_ms), ("frozen_qk", qk_ms), ("mixit", mx_ms))]}
     row = lambda md: next(l for l in md.splitlines() if l.startswith("| 7. "))  # noqa: E731
+    verdict = lambda r: r.split(" | ")[3]  # noqa: E731
     cells = {"t7/bench": [bench(0, 100, 100, 80)]}  # +0% and +25%
     # one benchmark has no spread for "beyond the spread" to read: no verdict until a second
-    assert "+0% / +25% (x86_64, 1 benchmark) | – |" in row(report.verdicts(cells))
+    r7 = row(report.verdicts(cells))
+    assert "+0% / +25% (x86_64, 1 benchmark);" in r7 and verdict(r7) == "not yet run"
     cells["t7/bench"] += [bench(1, 100, 90, 80), bench(2, 90, 80, 72)]  # +11%, +12.5%: +25%, +25%
     r7 = row(report.verdicts(cells))
-    # Frozen-QK's +8 ± 7% straddles the 5% line: reproduced or partly, so the row is unsettled
-    assert "+8 ± 7% / +25 ± 0% (x86_64, 3 benchmarks) | unsettled |" in r7
+    # Frozen-QK's +8 ± 7% is faster over its spread, but straddles half the paper's +23.9%:
+    # reproduced or partly, so the row is at the threshold
+    assert "+8 ± 7% / +25 ± 0% (x86_64, 3 benchmarks);" in r7
+    assert verdict(r7) == "inconclusive: at the threshold"
     cells["t7/bench"].insert(0, bench(3, 100, 50, 50, dtype="bfloat16"))  # another dtype: left out
     assert row(report.verdicts(cells)) == r7
     md = report.render(cells, "quick")
     assert "2026-11-20 to 2026-11-22), task add, n_embd 128, n_layer 2, batch_size 100; mean ± std over 3" in md
     assert "| Standard | 96.7 ± 5.8 | 1037 ± 64 | +0 ± 0% |" in md
     cells["t7/bench"][-1] = bench(2, 100, 70, 80)  # Frozen-QK +0, +11, +43%: faster on average,
-    assert "+18 ± 22% / +25 ± 0% (x86_64, 3 benchmarks) | unsettled |" in row(report.verdicts(cells))
+    r7 = row(report.verdicts(cells))  # but not over its spread, in direction nor in size
+    assert "+18 ± 22% / +25 ± 0% (x86_64, 3 benchmarks);" in r7
+    assert verdict(r7) == "inconclusive: at the threshold"
     cells["t7/bench"][-2:] = [bench(1, 100, 99, 80), bench(2, 100, 99, 80)]  # +0, +1, +1%
-    assert "| partly |" in row(report.verdicts(cells))  # Frozen-QK under 5% over its spread
+    # Frozen-QK faster over its spread, but far under half the paper's figure: partly, naming it
+    assert verdict(row(report.verdicts(cells))) == "partly (fails: Frozen-QK ≥ half the paper's (11.95%))"
 
 
 def test_no_verdict_on_one_run_where_the_rule_reads_a_spread():
     """A rule that speaks of a spread ('beyond the spread', 'within', 'std') has none to read in a
-    cell of one run: its verdict reads '–' until every cell it reads has n ≥ 2 (claim 6′, 'as
-    claim 6', follows claim 6's rule). A rule without one (claim 1: below half of Standard) still
-    judges a single run."""
+    cell of one run: its verdict reads 'not yet run' until every cell it reads has n ≥ 2 (claim
+    6′, 'as claim 6', follows claim 6's rule). Claim 3 is judged here with its memorize cells
+    (Table 4's) doubled and readable, so that only the one-run cells hold it back."""
     import report
     runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
     verdict = lambda cells, n: next(l for l in report.verdicts(cells).splitlines()  # noqa: E731
                                     if l.startswith(f"| {n}. ")).split(" | ")[3]
-    cells = {f"{c}/{v}": runs(0.99) for c in ("t3/add", "t3/modadd", "t3/dyck", "t4/memorize")
+    # claim 3's memorize: Table 4's cells settled at 600 steps (1200 moves nothing), five seeds
+    memorize = {f"t4/memorize/{v}{rung}": [
+        {"config": {"tag": f"t4/memorize/{v}{rung}/s{i}", "steps": steps, "task_size": 8},
+         "final": {"acc": 0.99}}
+        for i in range(n)] for v in ("standard", "mixit")
+        for rung, steps, n in (("", 600, 5), ("-steps1200", 1200, 3))}
+    cells = {f"{c}/{v}": runs(0.99) for c in ("t3/add", "t3/modadd", "t3/dyck")
              for v in ("standard", "mixit")}
-    assert verdict(cells, 3) == "–"  # equal means, but "each std under 5 points" reads no std
+    assert verdict({**cells, **memorize}, 3) == "not yet run"  # equal means, but no std to read
     cells = {c: runs(0.99, 0.98) for c in cells}
-    assert verdict(cells, 3) == "reproduced"
+    assert verdict({**cells, **memorize}, 3) == "reproduced"
     cells["t3/add/mixit"] = runs(0.99)  # one cell of one run holds the verdict back
-    assert verdict(cells, 3) == "–"
-    one = {f"t1/{t}/{v}": runs(a) for t in report.RETRIEVAL
+    assert verdict({**cells, **memorize}, 3) == "not yet run"
+    one = {f"t1/{t}/{v}": runs(a) for t in report.PAPER_RETRIEVAL
            for v, a in (("standard", 1.0), ("mixit", 0.1))}
-    assert verdict(one, 1) == "–"  # every rule now reads its threshold over the spread
+    assert verdict(one, 1) == "not yet run"  # every rule now reads its threshold over the spread
     assert verdict({c: r + runs(r[0]["final"]["acc"]) for c, r in one.items()}, 1) == "reproduced"
     assert report.spread_rule("as claim 6") and not report.spread_rule("≥ 90% on each")
     # claim 8 compares the two losses by the spread too: one LM run each gives no verdict
     lm = {f"t2/lm/{v}": [{"final": {"loss": x}}] for v, x in
           (("standard", 1.0), ("frozen_qk", 1.1), ("mixit", 2.0))}
-    assert verdict(lm, 8) == "–"
+    assert verdict(lm, 8) == "not yet run"
     lm = {c: r + [{"final": {"loss": r[0]["final"]["loss"] + 0.01}}] for c, r in lm.items()}
     assert verdict(lm, 8) == "reproduced"
-    # claim 5 names the cells it reads, and the unsettled head counts between them
-    heads = {"t5/add/heads1": runs(0.2, 0.21), "t5/add/heads4": runs(0.3, 0.5),
-             "t5/add/heads64": runs(1.0, 1.0)}
-    for r in heads.values():
-        r[0]["steps"] = 4000
-    row5 = next(l for l in report.verdicts(heads).splitlines() if l.startswith("| 5. "))
-    assert "(reads t5/add/heads1, t5/add/heads64); unsettled, not read: 4 heads 40.0 ± 14.1 †" in row5
 
 
 def test_a_figure_spans_the_floor_to_100_and_says_its_n():
@@ -5439,7 +5609,8 @@ def test_claim_7_reads_every_session_of_its_machine(tmp_path, monkeypatch):
     """A verdict that reads benchmarks reads every session of Table 7's machine and shape
     (report.same_machine): a session in results/extra.jsonl on that machine joins it, one of
     another shape or that times fewer variants does not; with it Frozen-QK's speed-up straddles
-    the 5% line and the row is unsettled, where Table 7's alone read 'partly'."""
+    half the paper's figure and the row is 'inconclusive: at the threshold', where Table 7's
+    alone read 'partly', naming that test."""
     import report
 
     def bench(tag, qk_ms, batch=100, variants=("standard", "frozen_qk", "mixit")):
@@ -5453,7 +5624,7 @@ def test_claim_7_reads_every_session_of_its_machine(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cells = {"t7/bench": [bench(f"t7/bench/s{i}", 99) for i in range(3)]}  # +1% each
     row = lambda: next(l for l in report.verdicts(cells).splitlines() if l.startswith("| 7. "))  # noqa: E731
-    assert "| partly |" in row()
+    assert row().split(" | ")[3] == "partly (fails: Frozen-QK ≥ half the paper's (11.95%))"
     os.makedirs("results")
     with open("results/extra.jsonl", "w") as f:
         for r in [bench("x/a/s0", 90), bench("x/a/s1", 85), bench("x/b/s0", 50, batch=256),
@@ -5461,7 +5632,43 @@ def test_claim_7_reads_every_session_of_its_machine(tmp_path, monkeypatch):
             f.write(json.dumps(r) + "\n")
     assert [r["config"]["tag"] for r in report.same_machine(cells["t7/bench"])] == ["x/a/s0", "x/a/s1"]
     assert "(x86_64, 5 benchmarks, with every session of that machine" in row()
-    assert "| unsettled |" in row()
+    assert row().split(" | ")[3] == "inconclusive: at the threshold"
+
+
+def test_claim_7_reads_direction_and_size_and_shows_frozen_qks_flops_bound(tmp_path, monkeypatch):
+    """Claim 7's rule reads each speed-up in direction (faster than Standard over the spread) and
+    in size (at or above half the paper's figure, +11.95% / +16%, over the spread), 'partly'
+    from two tests, naming those that fail: speed-ups well above half the paper's reproduce it,
+    one below half fails its size test, and none faster is not reproduced. The row shows how much
+    of a step's FLOPs freezing W_Q and W_K can save (bench.frozen_qk_bound)."""
+    import bench
+    import report
+    monkeypatch.chdir(tmp_path)  # no results/extra.jsonl: Table 7's benchmarks alone
+
+    def cells(qk_ms, mx_ms):  # three benchmarks, Standard at 100, 101, 99 ms per step
+        return {"t7/bench": [
+            {"config": {"tag": f"t7/bench/s{i}", "task": "add", "n_embd": 128, "n_layer": 2,
+                        "batch_size": 100},
+             "device_name": "x86_64", "device": "cpu", "dtype": "float32", "threads": 2,
+             "torch": "2.13", "time": f"2026-11-2{i}T00:00:00",
+             "bench": [{"variant": v, "ms_per_step": t + d, "samples_per_s": 100_000 / (t + d)}
+                       for v, t in (("standard", 100), ("frozen_qk", qk_ms), ("mixit", mx_ms))]}
+            for i, d in enumerate((0, 1, -1))]}
+    row = lambda c: next(l for l in report.verdicts(c).splitlines() if l.startswith("| 7. "))  # noqa: E731
+    verdict = lambda c: row(c).split(" | ")[3]  # noqa: E731
+    fq_size, mx_size = "Frozen-QK ≥ half the paper's (11.95%)", "MixiT ≥ half the paper's (16%)"
+    assert verdict(cells(75, 70)) == "reproduced"  # +33% / +43%: above half the paper's
+    assert verdict(cells(95, 70)) == f"partly (fails: {fq_size})"  # +5%: faster, below half
+    assert verdict(cells(95, 95)) == f"partly (fails: {fq_size}, {mx_size})"  # direction only
+    assert verdict(cells(110, 70)) == "partly (fails: Frozen-QK faster, " + fq_size + ")"
+    assert verdict(cells(110, 110)) == "not reproduced"  # both slower
+    ours, tests, partly, *_ = report.faster_per_sample(report.Reader(cells(95, 70)))
+    assert partly == 2 and tests == [True, True, False, True]
+    assert tests.names == ["Frozen-QK faster", "MixiT faster", fq_size, mx_size]
+    bound = bench.frozen_qk_bound(cells(75, 70)["t7/bench"][0]["config"])
+    assert 0 < bound < 1 / 3  # 2 of a weight's 6 FLOPs, of W_Q and W_K only
+    assert (f"Frozen-QK's FLOPs bound: at most {100 * bound:.1f}% of a step's FLOPs, "
+            f"+{100 * (1 / (1 - bound) - 1):.1f}% samples/s") in row(cells(75, 70))
 
 
 def test_run_all_comments_are_read_as_paragraphs():
@@ -5491,8 +5698,11 @@ def test_floor_and_share_words_are_the_records_and_most_needs_half():
 def test_a_threshold_passes_only_over_the_spread_and_an_open_test_is_settled_both_ways():
     """over_spread reads a rule across the cells' mean ± std: claim 4ˢ's "within 25%
     of Frozen-QK" with MixiT as shipped at 1.234 ± 0.03 against 1.639 ± 0.04 passes on the means
-    (0.405 < 0.41) but not over the spread, so the test is open; the claim is then 'unsettled'
-    where settling it either way changes the verdict, and keeps its verdict where it does not."""
+    (0.405 < 0.41) but not over the spread, so the test is open; the claim is then
+    'inconclusive: at the threshold' where settling it either way changes the verdict, and keeps
+    its verdict where it does not. A test left open because its cells wait for runs
+    (Tests(..., waiting)) makes it 'not yet run' instead; 'partly' names the tests that fail
+    (not the open ones) where the tests have names."""
     import records
     within = lambda q, x: abs(q - x) < 0.25 * q  # noqa: E731
     fq, shipped = [1.60, 1.64, 1.68], [1.20, 1.234, 1.268]
@@ -5500,29 +5710,49 @@ def test_a_threshold_passes_only_over_the_spread_and_an_open_test_is_settled_bot
     assert records.over_spread(within, fq, shipped) is None  # ...the spread straddles the line
     assert records.over_spread(within, fq, [1.50, 1.52, 1.54]) is True
     assert records.over_spread(within, fq, [1.00, 1.02, 1.04]) is False
-    assert records.outcome([True, None, True], partly=2) == "unsettled"  # reproduced or partly
+    at, waits = "inconclusive: at the threshold", "not yet run"
+    assert (records.AT_THRESHOLD, records.NOT_RUN) == (at, waits)
+    assert records.outcome([True, None, True], partly=2) == at  # reproduced or partly
     assert records.outcome([True, None, False], partly=1) == "partly"  # partly either way
     assert records.outcome([False, None, False], partly=2) == "not reproduced"
+    named = lambda waiting=(): records.Tests({"a": True, "b": None, "c": True}, waiting)  # noqa: E731
+    assert records.outcome(named(), partly=2) == at
+    assert records.outcome(named(["b"]), partly=2) == waits  # its cells wait: not a straddle
+    for waiting in ((), ["b"]):  # partly either way: a verdict, waiting or not; the open test
+        assert records.outcome(records.Tests({"a": True, "b": None, "c": False}, waiting),
+                               partly=1) == "partly (fails: c)"  # is not named as failing
+    assert records.outcome(records.Tests({"a": False, "b": True, "c": False}), partly=1) == \
+        "partly (fails: a, c)"
+    assert records.outcome(records.Tests({"a": True, "b": True}), partly=1) == "reproduced"
     assert records.both(True, None) is None and records.either(False, None) is None
     assert records.both(False, None) is False and records.either(True, None) is True
 
 
 def test_a_rereading_row_reads_its_parents_cells_with_only_mixit_changed():
     """Claims 3ˢ-5ˢ read the very cells of claims 3-5 with each MixiT cell replaced by its
-    -shipped twin: where claim 3 reads the 64-head long runs, 3ˢ waits ('–') for their twins
-    instead of reading the 4-head cells of Table 3, and reads them once they exist."""
+    -shipped twin: where claim 3 reads the 64-head long runs, 3ˢ waits ('not yet run') for their
+    twins instead of reading the 4-head cells of Table 3, and reads them once they exist; its
+    memorize reads the twin of Table 4's cell at the budget where MixiT's doubling settled."""
     import report
     runs = lambda *accs: [{"final": {"acc": a}} for a in accs]  # noqa: E731
-    cells = {f"{c}/{v}": runs(1.0, 0.99, 1.0) for c in ("t3/add", "t3/modadd", "t3/dyck",
-                                                         "t4/memorize") for v in ("standard", "mixit")}
+    cells = {f"{c}/{v}": runs(1.0, 0.99, 1.0) for c in ("t3/add", "t3/modadd", "t3/dyck")
+             for v in ("standard", "mixit")}
     cells.update({f"{c}/mixit-shipped": runs(0.4, 0.41, 0.42) for c in ("t3/add", "t3/modadd",
-                                                                       "t3/dyck", "t4/memorize")})
+                                                                       "t3/dyck")})
+    # Table 4's cells and MixiT's twin, doubled (1200 steps moves nothing): read at 600 steps
+    for v, accs in (("standard", (1.0, 0.99, 1.0)), ("mixit", (1.0, 0.99, 1.0)),
+                    ("mixit-shipped", (0.4, 0.41, 0.42))):
+        for rung, steps, n in (("", 600, 5), ("-steps1200", 1200, 3)):
+            cells[f"t4/memorize/{v}{rung}"] = [
+                {"config": {"tag": f"t4/memorize/{v}{rung}/s{i}", "steps": steps, "task_size": 8},
+                 "final": {"acc": a}} for i, a in enumerate((accs + accs)[:n])]
     cells["c3/add/mixit-heads64"] = runs(1.0, 1.0, 0.99)
     row = lambda: next(l for l in report.verdicts(cells).splitlines() if l.startswith("| 3ˢ"))  # noqa: E731
-    assert "add (MixiT 64 heads) – vs" in row() and row().split(" | ")[3] == "–"
+    assert "add (MixiT 64 heads) – vs" in row() and row().split(" | ")[3] == "not yet run"
     cells["c3/add/mixit-heads64-shipped"] = runs(1.0, 0.99, 1.0)
-    assert "add (MixiT 64 heads) 99.7 ± 0.6 vs" in row()
-    assert row().split(" | ")[3] == "partly"  # add matches; the 4-head shipped cells do not
+    assert "add (MixiT 64 heads) 99.7 ± 0.6 vs" in row() and "memorize 40.8 ± 0.8 vs" in row()
+    # add matches; the 4-head shipped cells, and the shipped memorize, do not
+    assert row().split(" | ")[3] == "partly (fails: modadd, dyck, memorize)"
 
 
 # -----------------------------------------------------------------------------

@@ -749,18 +749,26 @@ def lr_score(r):
     return -r["val"]["loss"] if c["task"] == "lm" else r["val"]["acc"]
 
 
+def lr_cells(cells, base, val=False):
+    """{lr: cell} of a cell's sweep: its CELL-lr<LR> cells (val: its CELL-lr<LR>-val cells)."""
+    return {float(m.group(1)): c for c in cells for m in [LR.search(c)]
+            if m and c[:m.start()] == base and bool(m.group(2)) == val}
+
+
 def lr_grid(cells, base):
-    """{lr: [lr_score of seeds 0..SWEEP_SEEDS-1]} of a cell's sweep (CELL-lr<LR>, CELL-lr<LR>-val),
-    with the cell itself at its shared lr where its records carry the score (memorize). Only the
-    choosing seeds count: a seed run later at the chosen lr changes no choice."""
-    grid = collections.defaultdict(list)
-    for c, runs in cells.items():
-        m = LR.search(c)
-        lr = float(m.group(1)) if m and c[:m.start()] == base else shared_lr(cells, base) if c == base else None
-        for r in runs if lr is not None else []:
-            if int(r["config"]["tag"].rsplit("/s", 1)[1]) < SWEEP_SEEDS and lr_score(r) is not None:
-                grid[lr].append(lr_score(r))
-    return dict(sorted(grid.items()))
+    """{lr: [lr_score of seeds 0..SWEEP_SEEDS-1]} of a cell's sweep (CELL-lr<LR>-val where it
+    ran, else CELL-lr<LR>), with the cell itself at its shared lr where its records carry the
+    score (memorize). Only the choosing seeds count: a seed run later at the chosen lr changes
+    no choice."""
+    at = {**lr_cells(cells, base), **lr_cells(cells, base, val=True)}
+    at.setdefault(shared_lr(cells, base), base)
+    grid = {}
+    for lr, c in sorted(at.items()):
+        scores = [lr_score(r) for r in cells.get(c, [])
+                  if int(r["config"]["tag"].rsplit("/s", 1)[1]) < SWEEP_SEEDS]
+        if any(x is not None for x in scores):
+            grid[lr] = [x for x in scores if x is not None]
+    return grid
 
 
 def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it has not run)
@@ -818,17 +826,10 @@ def tuned_view(cells):
         chosen[base] = choice = chosen_lr(cells, base)
         if choice and choice[1] == "shared":
             continue
-        rung = STEPS.search(base)
-        if rung:  # every budget of the ladder
-            ladder_base = STEPS.sub("", base)
-            for c in cells:
-                if c == ladder_base or (STEPS.search(c) and STEPS.sub("", c) == ladder_base):
-                    view[c] = []
+        if STEPS.search(base):  # every budget of the ladder
+            view.update({c: [] for _, c in ladder(cells, STEPS.sub("", base))})
             continue
-        at = [c for c in cells if not c.endswith("-val") and LR.search(c)
-              and c[:LR.search(c).start()] == base and float(LR.search(c).group(1)) == choice[0]] \
-            if choice else []
-        view[base] = cells[at[0]] if at else []
+        view[base] = cells.get(lr_cells(cells, base).get(choice[0]), []) if choice else []
     return view, chosen
 
 

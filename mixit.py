@@ -873,15 +873,15 @@ def run(cfg):
         record["val"] = evaluate(model, task, dtype, data=task.val)
         print(f"validation: loss {record['val']['loss']:.4f} | acc {record['val']['acc']:.4f}")
     show_examples(model, task, dtype, cfg.examples)
+    took = runtime.wall_times(record, t0)  # this sitting's and, resumed, every sitting's seconds
     print(f"\nfinal test accuracy {final['acc']:.4f} (exact match {final['exact']:.4f}, "
-          f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {time.time() - t0:.0f}s")
+          f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {took}")
     if cfg.save:
         runtime.save_checkpoint(cfg.save, model, cfg)
         print(f"checkpoint saved to {cfg.save}")
     record.update({
         "final": final, "best_acc": max(h["acc"] for h in history), "history": history,
-        "steps": final["step"], "wall_s": round(record.get("wall_s", 0) + time.time() - t0, 2),
-        **runtime.environment(device, dtype)})
+        "steps": final["step"], **runtime.environment(device, dtype)})
     if cfg.out:
         runtime.append_record(cfg.out, record)
     if os.path.isfile(runtime.resume_path(cfg)):  # the record holds the run now

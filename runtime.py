@@ -418,7 +418,7 @@ class Progress:
         """The whole training state at `step` (save_state); every rank calls it, rank 0 writes."""
         keep = {k: self.record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at")
                 if k in self.record}
-        wall_s = self.record.get("wall_s", 0) + time.time() - self.t_run
+        wall_s = self.record.get("wall_s", 0) + time.time() - self.t_run  # every sitting so far
         save_state(path, self.model, self.cfg, self.optimizer, self.gen, step=step,
                    history=self.history, train_s=self.train_s, first_bad=int(self.first_bad),
                    pool=self.batches.pool, pool_used=self.batches.used,
@@ -509,6 +509,20 @@ class Progress:
             raise UsageError(f"the training loss became nan or inf at step {int(self.first_bad)}; "
                              f"try a lower --lr (it is {self.cfg.lr:g}). Nothing was written for "
                              "this run")
+
+
+def wall_times(record, t_run):
+    """A run's wall time into its record: sitting_s, this sitting's (since t_run), and wall_s,
+    every sitting's (a resumed run's record came with the earlier ones' wall_s, Progress.restore).
+    Returns them in words for the run's last line: "526s", or after a resumption "526s this
+    sitting, 1216s in all (2 sittings)", where 1216 is the record's wall_s, rounded."""
+    record["sitting_s"] = round(time.time() - t_run, 2)
+    record["wall_s"] = round(record.get("wall_s", 0) + record["sitting_s"], 2)
+    sittings = len(record.get("resumed_at", [])) + 1
+    if sittings == 1:
+        return f"{record['wall_s']:.0f}s"
+    return (f"{record['sitting_s']:.0f}s this sitting, {record['wall_s']:.0f}s in all "
+            f"({sittings} sittings)")
 
 
 # -----------------------------------------------------------------------------

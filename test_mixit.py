@@ -1684,6 +1684,12 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
     whole, cut = [json.loads(line) for line in out.read_text().splitlines()]
     assert 40 <= cut["resumed_at"][0] < 60 and same_run(whole, cut)  # between two evaluations
     assert not state.exists()
+    # its last line says the time of this sitting and of both, as the record holds them (wall_s:
+    # every sitting's); a run never stopped has one sitting, and says one time
+    said = re.search(r"\| (\d+)s this sitting, (\d+)s in all \(2 sittings\)$", resumed.stdout, re.M)
+    assert said, resumed.stdout[-500:]
+    assert (int(said[1]), int(said[2])) == (round(cut["sitting_s"]), round(cut["wall_s"]))
+    assert cut["sitting_s"] < cut["wall_s"] and whole["sitting_s"] == whole["wall_s"]
 
 
 def test_a_run_stopped_by_ctrl_c_is_continued_by_the_same_command_into_one_record(tmp_path):
@@ -4658,8 +4664,8 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
     """SIGINT to the process group of a running `answers DIR` while runs train: it exits 130
     within seconds with one line that names what was kept (the finished records and the state of
     each run stopped midway) and the command that continues, no traceback; the runs' state is
-    under DIR (none in results/ckpt). The same command resumes them from their saved step and
-    says so. (Which runs are training at the signal depends on the machine's speed: the test
+    under DIR (none in results/ckpt), and so is the stopped sitting's time (times.json). The same
+    command resumes them from their saved step and says so, and that sitting's time adds to it. (Which runs are training at the signal depends on the machine's speed: the test
     reads that from their logs.)"""
     folder = str(tmp_path / "key")
     resume, logs = os.path.join(folder, "resume"), os.path.join(folder, "logs")
@@ -4706,6 +4712,10 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
     assert not {f for f in after - before if "ex1" in f}
     saved = {s: runtime.load_checkpoint(os.path.join(resume, s)) for s in states}
     steps = {s: st["step"] for s, st in saved.items()}
+    times = os.path.join(folder, "times.json")  # the stopped sitting's time, kept for the next
+    [(ex, first)] = [(i, t["stopped_s"]) for i, t in json.load(open(times)).items()
+                     if "stopped_s" in t]
+    assert first > 0
 
     p = start()  # the same command again: it resumes each
     lines = []
@@ -4731,6 +4741,8 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
     for s, step in steps.items():
         run = saved[s]["config"]["tag"]
         assert f"  run {run}: resumed from its saved step {step}: python mixit.py" in "".join(lines)
+    after = json.load(open(times))[ex]  # both sittings count in the exercise's time
+    assert after.get("stopped_s", after.get("seconds")) > first, (first, after)
 
 
 def test_homework_grade_of_a_class_exits_0_when_every_submission_got_a_grade(tmp_path, capsys):

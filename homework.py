@@ -1522,7 +1522,8 @@ def answers(folder, smoke=False, source=None, draw=True):
     and write folder/ANSWERS.md. Returns its path. With `source`, a folder of records (--from
     results/answers): train nothing, render every section from source's records into folder.
     draw=False writes the text alone (its figures' links, no PNG).
-    Ctrl-C (KeyboardInterrupt) goes on up once the runs have saved their state (Key.cells)."""
+    Ctrl-C (KeyboardInterrupt) goes on up once the runs have saved their state (Key.cells); the
+    stopped sitting's time is kept (times.json, stopped_s) and counts in the exercise's time."""
     import time
     key = Key(folder, smoke, source, draw)
     times_path = os.path.join(source or folder, "times.json")
@@ -1539,7 +1540,15 @@ def answers(folder, smoke=False, source=None, draw=True):
         print(f"[{i}/{len(EXERCISES)}] {ex.question}", flush=True)
         trained = lambda: {t for t, r in key.done().items() if "final" in r}  # noqa: E731
         t0, before = time.time(), trained()
-        body = measure(key)
+        earlier = times.get(str(i), {}).get("stopped_s", 0)  # its sittings stopped by Ctrl-C
+        try:
+            body = measure(key)
+        except (KeyboardInterrupt, Stopped):  # this sitting's time counts in the exercise's
+            if not source:
+                times[str(i)] = {**times.get(str(i), {}),
+                                 "stopped_s": round(earlier + time.time() - t0, 1)}
+                atomic_write(times_path, json.dumps(times, indent=1))
+            raise
         mine = [r for t, r in key.done().items() if t.startswith(f"ex{i}/")]
         run = "; ".join(f"`{c}`" for c in ex.commands)
         head = f"## Exercise {i}\n\n**{ex.question}**\n\nThe student runs {run}. Hand in: {ex.hand_in}."
@@ -1551,12 +1560,15 @@ def answers(folder, smoke=False, source=None, draw=True):
             rebuilt[i] = f"{head}\n\n{body}{when}"
             print(f"[{i}/{len(EXERCISES)}] rebuilt from {len(mine)} records", flush=True)
             continue
-        # the exercise's time: the wall time of the call that trained its runs (JOBS at once),
-        # with its measuring and drawing; a call that only renders keeps the time it finds
-        if trained() - before or str(i) not in times:
-            times[str(i)] = {"seconds": round(time.time() - t0, 1), "runs": len(mine),
+        # the exercise's time: the wall time of the calls that trained its runs (JOBS at once),
+        # with its measuring and drawing, over every sitting (a Ctrl-C and the same command
+        # again); a call that only renders keeps the time it finds
+        if trained() - before or "seconds" not in times.get(str(i), {}):
+            times[str(i)] = {"seconds": round(earlier + time.time() - t0, 1), "runs": len(mine),
                              "run_seconds": round(sum(r.get("wall_s", 0) for r in mine), 1),
                              "load": round(os.getloadavg()[0], 1)}
+            atomic_write(times_path, json.dumps(times, indent=1))
+        elif times[str(i)].pop("stopped_s", None) is not None:  # a stopped render: no measuring
             atomic_write(times_path, json.dumps(times, indent=1))
         seconds = times[str(i)]["seconds"]
         key.write(f"ex{i}.md", f"{head}\n\n{body}\n*Time of this measurement: {seconds / 60:.1f} "

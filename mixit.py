@@ -13,10 +13,11 @@ forms induction heads; with frozen MLPs it loses memorization capacity (ours: re
     python mixit.py --task needle --qk_init_std 0.02    # Frozen-QK at the reference code's init
     python mixit.py --help                              # every flag, with its meaning
 Stopped by Ctrl-C or SIGTERM, a run saves its state: the same command continues it (--restart
-starts over). Sections: model (`MixingAttention` first) | freezing | training | evaluation | config
-and command line. The data is in tasks.py; the machinery around a run (device, checkpoints,
-records, resuming, torchrun, flags) in runtime.py, always called as `runtime.NAME(...)`: a reader
-of the paper can skip those lines. bench.py (the benchmark) imports this file, not the reverse.
+starts over). Sections: model (`MixingAttention` first) | as the reference code ships it | freezing
+| training | evaluation | config and command line. The data is in tasks.py; the machinery around a
+run (device, checkpoints, records, resuming, torchrun, flags) in runtime.py, always called as
+`runtime.NAME(...)`: a reader of the paper can skip those lines. bench.py (the benchmark) imports
+this file, not the reverse.
 """
 
 import dataclasses
@@ -65,7 +66,7 @@ def mixing_matrices(n_head, T, head_dim, gen, sink=True, causal=True):
     mixes tokens by position only. Entries can be negative. With `sink`, head 0 instead
     averages each token with the first one, as the reference code does: A_0[i, i] = A_0[i, 0]
     = 0.5 for i > 0, and row 0 is [1, 0, ...] so that it too sums to 1 (the reference's is
-    [0.5, 0, ...]: --mixit_shipped, MixingAttention). Without it head 0 is drawn like the others.
+    [0.5, 0, ...]: apply_shipped_factors). Without it head 0 is drawn like the others.
     The reference's bidirectional matrix (Yelp) centres row i by the full row's sum over i+1,
     the causal count: its rows sum to 1 + (1 - T/(i+1)) sum_j Z_ij. A bug we do not copy.
 
@@ -96,21 +97,17 @@ class MixingAttention(nn.Module):
         C, self.n_head = cfg.n_embd, cfg.n_head
         self.v_proj = nn.Linear(C, C)
         self.o_proj = nn.Linear(C, C)
-        self.mult = shipped_factors(cfg)[0]
         A = mixing_matrices(cfg.n_head, cfg.block_size, C // cfg.n_head, gen, cfg.mixit_sink,
                             cfg.causal)  # (H, T, T)
-        if cfg.mixit_shipped:  # the reference's sink row 0 is [0.5, 0, ...]: it sums to 0.5
-            A[0, 0, 0] = 0.5
         self.register_buffer("A", A)
 
     def forward(self, x, return_att=False, keep=None):
         """MixiT's attention: y_h = A_h V_h per head, with A_h = self.A[h, :T, :T], then o_proj.
 
         x (B, T, C), T <= block_size: a shorter input uses the top-left corner of A. V is
-        self.mult * v_proj(x), split into n_head heads of d_head = C / n_head channels (head h:
-        channels h*d_head to (h+1)*d_head). The heads' outputs are merged back into C channels
-        (the inverse of the split), and y = self.mult * o_proj(merged). self.mult is 1 unless
-        --mixit_mult or --mixit_shipped sets it (shipped_factors).
+        v_proj(x), split into n_head heads of d_head = C / n_head channels (head h: channels
+        h*d_head to (h+1)*d_head). The heads' outputs are merged back into C channels (the
+        inverse of the split), and y = o_proj(merged).
         keep (B, T) bool, or None: the real tokens, where the input has pads (classify). A pad's
         value is zeroed before the mixing, so pads never reach a real token, as in the softmax
         variants; a real token's row then sums to 1 minus A's weight on the pads (the reference
@@ -120,12 +117,12 @@ class MixingAttention(nn.Module):
         if return_att, else None.
         """
         B, T, C = x.size()
-        v = self.mult * self.v_proj(x)  # (B, T, C); mult: see shipped_factors
+        v = self.v_proj(x)  # (B, T, C)
         v = v if keep is None else v * keep[:, :, None]
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, hd)
         A = self.A[:, :T, :T].to(v.dtype)  # causal: a shorter input uses the top-left corner
         y = (A @ v).transpose(1, 2).reshape(B, T, C)  # (H,T,T) @ (B,H,T,hd) -> (B, T, C)
-        return self.mult * self.o_proj(y), (A.expand(B, -1, -1, -1) if return_att else None)
+        return self.o_proj(y), (A.expand(B, -1, -1, -1) if return_att else None)
 
 
 def rotary_tables(block_size, head_dim, base=10000.0):
@@ -209,42 +206,20 @@ class CausalSelfAttention(nn.Module):
         return self.o_proj(y), att if return_att else None
 
 
-# MixiT as the reference ships it (--mixit_shipped). The reference (princeton-pli/MixiT,
-# modeling_llama.py) wraps MixiT's linear layers in a ScaledLinear whose forward pass multiplies
-# W x + b by sqrt(base_fan_in / fan_in); the base is set by the driver script, not the model:
-#
-#   factor     where (reference)                       value                 d=32    d=64   d=512
-#   mult       v, o, gate, up, lm_head (base_hidden)   sqrt(512 / d)         4.00    2.83   1.00
-#              (Yelp's trainer_classifier.py passes no base: sqrt(1 / d)     0.177   0.125  0.044)
-#   down       down_proj (base_intermediate_size,      sqrt(1 / (4 d))       0.088   0.063  0.022
-#              never passed by any driver: 1)
-#   skip, res  the residual h <- skip h + res f(h)     sqrt(1/2), sqrt(1/2)  (depth.py, hdmemorize,
-#              (skip_scaling)                          0.5, sqrt(3/4) = 0.866 (trainer.py, the LM)
-#
-# and head 0 of every block is the sink (--mixit_sink, on by default here too; as shipped, its
-# row 0 is [0.5, 0, ...], ours [1, 0, ...]: MixingAttention). By default our MixiT keeps only
-# the sink and the sqrt(1/2) residual: the multipliers are 1 (ours is written for any width;
-# at 512 the reference's mult is 1 too), and `down` looks like an accident of the reference
-# (base_intermediate_size unset), but the paper's MixiT numbers were made with it
-# (FINDINGS, "Recipe differences from the reference code"). Under AdamW a fixed factor c on a
-# layer's output changes that layer's effect on the function c times faster or slower.
-def shipped_factors(cfg):
-    """(mult, down, skip, res) of a block: the reference's with --mixit_shipped, else ours (mult
-    = --mixit_mult for MixiT, 1 for the others; down 1; the residual weights of --residual)."""
-    skip = res = math.sqrt(0.5) if cfg.residual == "scaled" else 1.0
-    if not cfg.mixit_shipped:
-        return cfg.mixit_mult if cfg.variant == "mixit" else 1.0, 1.0, skip, res
-    base = 1.0 if cfg.task == "classify" else 512.0
-    if cfg.task == "lm":
-        skip, res = 0.5, math.sqrt(0.75)
-    return math.sqrt(base / cfg.n_embd), math.sqrt(1 / (4 * cfg.n_embd)), skip, res
+class ShapedLeakyReLU(nn.Module):
+    """The reference MixiT's activation: leaky ReLU of slope a = 1 - 1/sqrt(d), times a gain."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.slope = 1 - 1 / math.sqrt(dim)
+        self.gain = math.sqrt(2 / (1 + self.slope ** 2))  # keeps a unit Gaussian's variance
+
+    def forward(self, x):
+        return self.gain * F.leaky_relu(x, self.slope)
 
 
 class MLP(nn.Module):
-    """A gated MLP of width 4d: down(act(gate(x)) * up(x)).
-
-    standard: act = SiLU (SwiGLU). mixit: act = the "shaped" leaky ReLU of the reference code,
-    negative slope a = 1 - 1/sqrt(d), times the gain sqrt(2 / (1 + a^2)) that keeps the variance."""
+    """A gated MLP of width 4d: down(act(gate(x)) * up(x)), act SiLU or ShapedLeakyReLU (MixiT)."""
 
     def __init__(self, cfg):
         super().__init__()
@@ -252,15 +227,10 @@ class MLP(nn.Module):
         self.gate_proj = nn.Linear(C, 4 * C)
         self.up_proj = nn.Linear(C, 4 * C)
         self.down_proj = nn.Linear(4 * C, C)
-        self.shaped = cfg.mlp_act == "shaped"
-        self.mult, self.down, _, _ = shipped_factors(cfg)
-        self.slope = 1 - 1 / math.sqrt(C)
-        self.gain = math.sqrt(2 / (1 + self.slope ** 2))
+        self.act = ShapedLeakyReLU(C) if cfg.mlp_act == "shaped" else nn.SiLU()
 
     def forward(self, x):
-        g = self.mult * self.gate_proj(x)
-        g = self.gain * F.leaky_relu(g, self.slope) if self.shaped else F.silu(g)
-        return self.down * self.down_proj(g * self.mult * self.up_proj(x))
+        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
 
 
 class Block(nn.Module):
@@ -271,7 +241,7 @@ class Block(nn.Module):
         self.norm2 = RMSNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
         # residual x + f(x); MixiT (reference code): sqrt(1/2) x + sqrt(1/2) f(x)
-        _, _, self.skip, self.res = shipped_factors(cfg)
+        self.skip = self.res = math.sqrt(0.5) if cfg.residual == "scaled" else 1.0
 
     def forward(self, x, return_att=False, keep=None):
         a, att = self.attn(self.norm1(x), return_att, keep)
@@ -296,13 +266,13 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList([Block(cfg, gen) for _ in range(cfg.n_layer)])
         self.norm_f = RMSNorm(cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, n_out or vocab_size, bias=False)  # untied from wte
-        self.mult = shipped_factors(cfg)[0]
         for name, m in self.named_modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
                 qk = name.endswith(("q_proj", "k_proj"))  # frozen_qk's fixed random attention
                 nn.init.normal_(m.weight, std=cfg.qk_init_std if qk else INIT_STD)
             if isinstance(m, nn.Linear) and m.bias is not None:
                 nn.init.zeros_(m.bias)
+        apply_shipped_factors(self, cfg)  # the reference code's factors, where cfg asks for them
 
     def forward(self, idx, return_hidden=False):
         """With return_hidden, also the residual stream after every block and the attention maps."""
@@ -318,8 +288,65 @@ class GPT(nn.Module):
             x, att = block(x, return_hidden, keep)
             hidden.append(x)
             atts.append(att)
-        logits = self.mult * self.lm_head(self.norm_f(x))
+        logits = self.lm_head(self.norm_f(x))
         return (logits, hidden, atts) if return_hidden else logits
+
+
+# -----------------------------------------------------------------------------
+# MixiT as the reference code ships it (--mixit_shipped, --mixit_mult): factors on a built model
+#
+# The reference (princeton-pli/MixiT, modeling_llama.py) wraps MixiT's linear layers in a
+# ScaledLinear that multiplies W x + b by sqrt(base_fan_in / fan_in), the base set by the driver:
+#
+#   factor     where (reference)                       value                 d=32    d=64   d=512
+#   mult       v, o, gate, up, lm_head (base_hidden)   sqrt(512 / d)         4.00    2.83   1.00
+#              (Yelp's trainer_classifier.py passes no base: sqrt(1 / d)     0.177   0.125  0.044)
+#   down       down_proj (base_intermediate_size,      sqrt(1 / (4 d))       0.088   0.063  0.022
+#              never passed by any driver: 1)
+#   skip, res  the residual h <- skip h + res f(h)     sqrt(1/2), sqrt(1/2)  (depth.py, hdmemorize,
+#              (skip_scaling)                          0.5, sqrt(3/4) = 0.866 (trainer.py, the LM)
+#
+# and the sink head's row 0 is [0.5, 0, ...] (ours: [1, 0, ...], a row that sums to 1). Our
+# MixiT keeps only the sink and the sqrt(1/2) residual by default: mult is 1 (ours is written
+# for any width; at 512 the reference's is 1 too), and `down` looks like an accident of the
+# reference (base_intermediate_size unset), but the paper's MixiT numbers were made with it
+# (FINDINGS, "Recipe differences from the reference code"). Under AdamW a fixed factor c on a
+# layer's output changes that layer's effect on the function c times faster or slower.
+
+
+def shipped_factors(cfg):
+    """(mult, down, skip, res) of a block: the reference's with --mixit_shipped, else ours (mult
+    = --mixit_mult for MixiT, 1 for the others; down 1; the residual weights of --residual)."""
+    skip = res = math.sqrt(0.5) if cfg.residual == "scaled" else 1.0
+    if not cfg.mixit_shipped:
+        return cfg.mixit_mult if cfg.variant == "mixit" else 1.0, 1.0, skip, res
+    base = 1.0 if cfg.task == "classify" else 512.0
+    if cfg.task == "lm":
+        skip, res = 0.5, math.sqrt(0.75)
+    return math.sqrt(base / cfg.n_embd), math.sqrt(1 / (4 * cfg.n_embd)), skip, res
+
+
+def apply_shipped_factors(model, cfg):
+    """Give a built GPT the factors of shipped_factors(cfg) where the reference puts them, the
+    classes above staying the paper's: a factor c on a layer is a forward hook returning c * (its
+    output), a factor of 1 no hook (c * output is output, bit for bit); the blocks' residual
+    weights become (skip, res); --mixit_shipped sets the sink's row 0 to [0.5, 0, ...]."""
+    mult, down, skip, res = shipped_factors(cfg)
+
+    def scale(layer, c):
+        if c != 1.0:
+            layer.register_forward_hook(lambda module, args, out: c * out)
+    scale(model.lm_head, mult)
+    for block in model.blocks:
+        block.skip, block.res = skip, res
+        for layer in (block.attn.v_proj, block.attn.o_proj, block.mlp.gate_proj):
+            scale(layer, mult)
+        # up_proj's factor, on the other side of the product act(gate) * up: the same number,
+        # and the rounding of (c act(gate)) * up that the records were made with
+        scale(block.mlp.act, mult)
+        scale(block.mlp.down_proj, down)
+        if cfg.mixit_shipped:  # the reference's sink row 0 is [0.5, 0, ...]: it sums to 0.5
+            block.attn.A[0, 0, 0] = 0.5
 
 
 # -----------------------------------------------------------------------------
@@ -501,76 +528,43 @@ def train(cfg, task, model, device, dtype, record, t_run=None, state=None):
 
     Under torchrun (several processes, `init_distributed`), each rank draws its own share of
     every batch from its own seed (seed + rank), DistributedDataParallel averages the gradients,
-    and rank 0 alone evaluates and prints. One process is simply rank 0 of 1.
-
-    A signal (SIGINT, SIGTERM) saves the training state (runtime.resume_path) and stops; the same
-    command continues from it (state) to the end an uninterrupted run reaches (--resume: also
-    saved at each evaluation).
-    Its bookkeeping (runtime.Progress) and batch pool (runtime.BatchPool) live in runtime.py."""
+    and rank 0 alone evaluates and prints. One process is simply rank 0 of 1. A signal saves the
+    training state, which `state` continues; the bookkeeping is runtime.Progress's."""
     rank, world = runtime.rank_world()
     optimizer = make_optimizer(model, cfg, device)
     gen = torch.Generator(device).manual_seed(cfg.seed + rank)  # the training batches
-    record["data_pool"] = runtime.data_pool(cfg, device, world)  # batches drawn at once
     draw = lambda n: task.get_batches(n, cfg.batch_size // world, gen, cfg.resample)  # noqa: E731
-    batches = runtime.BatchPool(draw, record["data_pool"])  # next(batches): one batch at a time
-    progress = runtime.Progress(cfg, model, optimizer, gen, batches, record, t_run)  # its state
+    fwd, sync = runtime.compiled(model, cfg, device, world)  # evaluation calls the model itself
+    progress = runtime.Progress(cfg, model, optimizer, gen, draw, record, t_run, sync)
     if state:  # continue an interrupted run
         if cfg.unfreeze_at and state["step"] > cfg.unfreeze_at:  # the optimizer had these groups
             unfreeze(model, optimizer, cfg)
         progress.restore(state)  # (it says from where)
-    fwd, sync = runtime.compiled(model, cfg, device, world)  # evaluation calls the model itself
     train_fwd = runtime.data_parallel(model, cfg, device) if world > 1 else fwd  # DDP (torchrun)
-    snapshots = {int(s) for s in cfg.save_steps.split(",") if s}  # --save_steps (resolve_config)
-    progress.start_clock()  # the clock counts training only: it stops while the loop evaluates
-    for step in range(progress.start, cfg.steps + 1):
-        if runtime.signalled(may_sync=step % cfg.log_interval == 0):  # SIGINT, SIGTERM: save, stop
-            progress.stop_clock()
-            progress.save(runtime.resume_path(cfg), step)
-            raise runtime.Interrupted(cfg, step, 1000 * progress.train_s / max(step, 1))
-
+    for step in progress.steps():  # start (0, or where a stopped run was) to cfg.steps
         # evaluate on the fixed test set (rank 0), and stop here if the stopping rule says so
-        snapshot = step in snapshots  # --save_steps: evaluate, and save the model, here too
-        if (step % cfg.eval_interval == 0 or step == cfg.steps or snapshot) and not progress.evaluated(step):
-            sync()
-            progress.stop_clock()
+        if progress.evaluates(step):  # every eval_interval, the last step, --save_steps
             if rank == 0:  # rank 0 alone evaluates; runtime.agree hands its verdict to every rank
                 m = evaluate(fwd, task, dtype)
-                progress.history.append({"step": step, "train_s": round(progress.train_s, 2), **m})
+                progress.add_eval(step, m)  # the learning curve
                 print(f"step {step:5d} | test loss {m['loss']:.4f} | acc {m['acc']:.4f} "
                       f"| exact {m['exact']:.4f}")
-                if snapshot:  # the model after `step` optimizer steps (figures.py: forming)
-                    runtime.save_checkpoint(runtime.snapshot_path(cfg.save, step), model, cfg)
             reason = runtime.agree(stop_reason(cfg, progress.history, task) if rank == 0 else None)
-            if reason or step == cfg.steps:
-                record["stop"] = {"reason": reason or "reached --steps", "step": step}
-                print(f"step {step:5d} | stop: {record['stop']['reason']}")
+            if progress.stops(step, reason):  # the last step, or the rule's reason (else go on)
                 break
-            if cfg.resume and step > progress.start:  # a run killed outright continues from here
-                progress.save(cfg.resume, step)
-            progress.start_clock()
 
         # one optimizer step on the next batch
         if cfg.unfreeze_at and step == cfg.unfreeze_at:  # a hybrid schedule (paper, Sec. 7)
             record["unfrozen_params"] = unfreeze(model, optimizer, cfg)
             record["unfrozen_at"] = step
             print(f"step {step:5d} | unfroze {record['unfrozen_params']:,} parameters")
-        batch = next(batches)  # (x, y, mask), (B, T) each
-        if step == 0 and not batch[2].any():  # one host sync, once: is anything scored at all?
-            raise UsageError(f"the first training batch of {cfg.task}-{task.size} has no scored "
-                             "position: every row fell on the test side; use a larger "
-                             "--batch_size or --task_size")
+        batch = progress.next_batch(step)  # (x, y, mask), (B, T) each
         loss = train_step(model, train_fwd, optimizer, batch, get_lr(step, cfg), cfg, dtype)
         progress.watch(step, loss)  # a nan or inf loss stops the run at the next log line
-
-        # the log line
-        if (step + 1) % cfg.log_interval == 0:
-            loss = loss.item()  # a host sync (as the nan check's), once per log line
-            print(f"step {step + 1:5d} | loss {loss:.4f} | lr {get_lr(step, cfg):.2e} "
+        if (step + 1) % cfg.log_interval == 0:  # the log line (.item(): a host sync, once per line)
+            print(f"step {step + 1:5d} | loss {loss.item():.4f} | lr {get_lr(step, cfg):.2e} "
                   f"| {progress.ms_per_step(step + 1):.1f} ms/step")
-    record["train_s"] = round(progress.train_s, 2)
-    if world > 1:  # the replicas must end identical: every rank's parameter sum, side by side
-        record["ddp"] = {"world_size": world, "param_checksums": runtime.replica_checksums(model)}
-    return progress.history
+    return progress.finish()  # the learning curve; train_s (and DDP's checksums) in the record
 
 
 # -----------------------------------------------------------------------------
@@ -638,27 +632,22 @@ def token_covariance(model, task, n=256):
 # Configuration and command line: one dataclass; `--key value` flags are generated from it
 
 
-def _f(default, help):
-    return field(default=default, metadata={"help": help})
+def _f(default, help, group=None):  # group: --help lists this field and those after it under it
+    return field(default=default, metadata={"help": help, "group": group})
 
 
 @dataclass
 class Config:
-    # what to run
-    task: str = _f("copy", "task: " + ", ".join(tasks.TASKS))
+    # the paper's run: what to run, the model, its training, its testing and output
+    task: str = _f("copy", "task: " + ", ".join(tasks.TASKS), group="the paper's run")
     variant: str = _f("frozen_qk", "what trains: " + ", ".join(VARIANTS) + " (see README)")
-    freeze: str = _f("", "freeze these parts too, comma-separated: " + ", ".join(PARTS)
-                         + " (e.g. --variant standard --freeze v,o)")
-    unfreeze_at: int = _f(0, "at this step the frozen parts join the optimizer (fresh AdamW "
-                             "state, same schedule); 0 = never")
     task_size: int = _f(0, "size of the task (digits, pairs, length, ...; see tasks.py); "
                            "0 = the task's CPU-friendly default")
+    freeze: str = _f("", "freeze these parts too, comma-separated: " + ", ".join(PARTS)
+                         + " (e.g. --variant standard --freeze v,o)")
     data: str = _f("", "lm: a text file (default: Python 3.11's help text, in corpus/; 'stdlib': "
                        "its standard library's sources, 24x larger); classify: the labelled "
                        "texts, Yelp's CSV \"label\",\"text\" or label<TAB>text")
-    test_data: str = _f("", "classify: the test file (e.g. Yelp's test.csv); '' = hold out one "
-                            "text in five by hash")
-    # model
     n_layer: int = _f(2, "number of Transformer blocks")
     n_head: int = _f(4, "attention heads per block (MixiT: random mixing matrices per block)")
     n_embd: int = _f(128, "width d of the residual stream; the MLP is 4d wide")
@@ -667,21 +656,6 @@ class Config:
                                  "1/sqrt(n_embd), the paper's N(0, 1/d); the reference uses 0.02")
     causal: bool = _f(True, "each token sees only the earlier ones; false = bidirectional (every "
                             "variant, MixiT's A full), classify's default; only for classify, hop")
-    # MixiT's block differs from Standard's in three more ways than its attention (README); each
-    # is a switch, so that the attention's own effect can be measured apart from its block
-    positions: str = _f("auto", "rope or learned (absolute, added to the input); auto = learned "
-                                "for mixit (it has no queries or keys to rotate), rope otherwise")
-    mlp_act: str = _f("auto", "swiglu or shaped (the reference MixiT's leaky-ReLU GLU); auto = "
-                              "shaped for mixit, swiglu otherwise")
-    residual: str = _f("auto", "plain (x + f(x)) or scaled (sqrt(1/2) x + sqrt(1/2) f(x)); auto "
-                               "= scaled for mixit, plain otherwise")
-    mixit_mult: float = _f(1.0, "MixiT: multiply the v, o, gate, up and head outputs by this; "
-                                "the reference code uses sqrt(512 / n_embd), 1 at width 512")
-    mixit_sink: bool = _f(True, "MixiT: head 0 of every block is a fixed 'sink' (half self, half "
-                                "first token), as in the reference code")
-    mixit_shipped: bool = _f(False, "MixiT as the reference ships it: its width multipliers, the "
-                                    "sink's row 0 [0.5, 0, ...] and lm's residual (shipped_factors)")
-    # training
     steps: int = _f(1500, "optimizer steps (0: only evaluate, e.g. a --load'ed checkpoint)")
     batch_size: int = _f(128, "sequences per step")
     lr: float = _f(3e-3, "peak learning rate (AdamW)")
@@ -690,37 +664,57 @@ class Config:
     beta1: float = _f(0.9, "AdamW beta1")
     beta2: float = _f(0.999, "AdamW beta2")
     grad_clip: float = _f(1.0, "clip the gradient norm to this (0: off)")
-    resample: bool = _f(False, "draw training rows from the training side only (redraw the test "
-                               "side's fifth instead of masking it): every row of a batch learns")
     seed: int = _f(0, "seed for the model init, the MixiT matrices and the training batches")
-    data_seed: int = _f(12345, "seed of the task's fixed test set (and of memorize's table)")
-    # evaluation and output
     eval_interval: int = _f(250, "evaluate on the test set every this many steps")
-    stop_acc: float = _f(0.0, "stop once the test accuracy reaches this (0 = never)")
+    eval_size: int = _f(2000, "sequences in the fixed test set (the paper uses 4000)")
+    log_interval: int = _f(50, "print a progress line every this many steps")
+    examples: int = _f(6, "decoded test examples printed at the end (right and wrong)")
+    out: str = _f("results/runs.jsonl", "append one JSON record of the run here ('' = don't)")
+    save: str = _f("", "write a checkpoint here at the end (model, mixing matrices, config)")
+    load: str = _f("", "start from this checkpoint; its model and task settings are used")
+    device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
+    dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
+                            "with native bf16, else fp32")
+    # as the reference code ships it: MixiT's block differs from Standard's in three more ways
+    # than its attention (README), each a switch, to measure the attention apart from its block
+    mixit_shipped: bool = _f(False, "MixiT as the reference ships it (apply_shipped_factors): its "
+                                    "multipliers, the sink's row 0 [0.5, 0, ...], lm's residual",
+                             group="as the reference code ships it")
+    mixit_mult: float = _f(1.0, "MixiT: multiply the v, o, gate, up and head outputs by this; "
+                                "the reference code uses sqrt(512 / n_embd), 1 at width 512")
+    mixit_sink: bool = _f(True, "MixiT: head 0 of every block is a fixed 'sink' (half self, half "
+                                "first token), as in the reference code")
+    positions: str = _f("auto", "rope or learned (absolute, added to the input); auto = learned "
+                                "for mixit (it has no queries or keys to rotate), rope otherwise")
+    mlp_act: str = _f("auto", "swiglu or shaped (the reference MixiT's leaky-ReLU GLU); auto = "
+                              "shaped for mixit, swiglu otherwise")
+    residual: str = _f("auto", "plain (x + f(x)) or scaled (sqrt(1/2) x + sqrt(1/2) f(x)); auto "
+                               "= scaled for mixit, plain otherwise")
+    # stopping: early, by a rule; or by a signal, and continuing
+    stop_acc: float = _f(0.0, "stop once the test accuracy reaches this (0 = never)",
+                         group="stopping")
     patience: int = _f(0, "stop once the last this many steps raised the test accuracy (lm: "
                           "lowered the validation loss) by at most --min_delta (0 = never)")
     min_delta: float = _f(0.0, "the gain that --patience asks for")
     min_steps: int = _f(0, "--patience stops no run before this step")
-    eval_size: int = _f(2000, "sequences in the fixed test set (the paper uses 4000)")
-    val_size: int = _f(0, "sequences of a validation set, disjoint from the test set, scored at "
-                          "the end into the record's 'val' (run_all.sh --lr-sweep chooses by it); "
-                          "modadd and lm hold it out of training (tasks.with_validation)")
-    log_interval: int = _f(50, "print a progress line every this many steps")
-    examples: int = _f(6, "decoded test examples printed at the end (right and wrong)")
-    out: str = _f("results/runs.jsonl", "append one JSON record of the run here ('' = don't)")
-    tag: str = _f("", "free-form label stored in the record (run_all.sh uses it)")
-    save: str = _f("", "write a checkpoint here at the end (model, mixing matrices, config)")
-    save_steps: str = _f("", "with --save PATH, also evaluate and save the model after each of "
-                             "these steps (e.g. 0,50,100; 0: at init), as PATH_step{N}.pt")
-    load: str = _f("", "start from this checkpoint; its model and task settings are used")
     resume: str = _f("", "save the training state here at each evaluation and on SIGINT/SIGTERM, "
                          "and continue from it if it exists; deleted once the record is written "
                          "(without it: under results/ckpt/, where the same command finds it)")
     restart: bool = _f(False, "start over, deleting the state a stopped run of this command saved")
-    # speed
-    device: str = _f("auto", "cuda, mps or cpu; auto picks the first available")
-    dtype: str = _f("auto", "float32 or bfloat16 (autocast); auto = bf16 on CUDA and on CPUs "
-                            "with native bf16, else fp32")
+    # machinery: switches for research, labels, speed
+    unfreeze_at: int = _f(0, "at this step the frozen parts join the optimizer (fresh AdamW "
+                             "state, same schedule); 0 = never", group="machinery")
+    resample: bool = _f(False, "draw training rows from the training side only (redraw the test "
+                               "side's fifth instead of masking it): every row of a batch learns")
+    data_seed: int = _f(12345, "seed of the task's fixed test set (and of memorize's table)")
+    test_data: str = _f("", "classify: the test file (e.g. Yelp's test.csv); '' = hold out one "
+                            "text in five by hash")
+    val_size: int = _f(0, "sequences of a validation set, disjoint from the test set, scored at "
+                          "the end into the record's 'val' (run_all.sh --lr-sweep chooses by it); "
+                          "modadd and lm hold it out of training (tasks.with_validation)")
+    tag: str = _f("", "free-form label stored in the record (run_all.sh uses it)")
+    save_steps: str = _f("", "with --save PATH, also evaluate and save the model after each of "
+                             "these steps (e.g. 0,50,100; 0: at init), as PATH_step{N}.pt")
     compile: str = _f("auto", "torch.compile the model: true, false, or auto = on CUDA only (on "
                               "a CPU it needs a C++ compiler; FINDINGS, Efficiency, measures it)")
     cuda_graphs: bool = _f(True, "compiled on one GPU: mode='reduce-overhead' (CUDA graphs), a "
@@ -817,7 +811,7 @@ def resolve_config(given):
     if cfg.unfreeze_at and not frozen_parts(cfg):
         raise UsageError(f"--unfreeze_at: variant {cfg.variant} freezes nothing (add --freeze)")
     frozen_parts(cfg)  # an unknown --freeze part is an error now, not after loading the data
-    cfg.save_steps = runtime.snapshot_steps(cfg.save_steps, cfg.save, cfg.steps)  # "0,50": as train() reads it
+    cfg.save_steps = runtime.snapshot_steps(cfg.save_steps, cfg.save, cfg.steps)  # e.g. "0,50"
     # N(0, 1/d) keeps the attention logits q.k/sqrt(d_head) at unit scale at any width; with the
     # reference's 0.02 their spread is 0.02^2 d, 0.03 at width 64: frozen, near-uniform attention
     cfg.qk_init_std = cfg.qk_init_std or round(1 / math.sqrt(cfg.n_embd), 6)
@@ -862,7 +856,7 @@ def run(cfg):
     record = {"config": dataclasses.asdict(cfg), "n_trainable": n_train, "n_frozen": n_frozen}
     if task.corpus_sha256:  # lm: its text's digest; records of two texts never share a cell
         record["corpus_sha256"] = task.corpus_sha256
-    if cfg.mixit_shipped:  # its sink's row 0 as run (0.5; 1 in records before issue 53: stale)
+    if cfg.mixit_shipped:  # its sink's row 0 as run (0.5; older records without it ran 1)
         record["sink_row0"] = model.blocks[0].attn.A[0, 0, 0].item()
     state = runtime.load_state(cfg)  # a stopped run's state, if this command left one
     with runtime.catch_signals():  # a signal now saves the training state instead of losing it (train)
@@ -879,16 +873,15 @@ def run(cfg):
         record["val"] = evaluate(model, task, dtype, data=task.val)
         print(f"validation: loss {record['val']['loss']:.4f} | acc {record['val']['acc']:.4f}")
     show_examples(model, task, dtype, cfg.examples)
+    took = runtime.wall_times(record, t0)  # this sitting's and, resumed, every sitting's seconds
     print(f"\nfinal test accuracy {final['acc']:.4f} (exact match {final['exact']:.4f}, "
-          f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {time.time() - t0:.0f}s")
+          f"loss {final['loss']:.4f}) | {cfg.variant} on {cfg.task} | {took}")
     if cfg.save:
         runtime.save_checkpoint(cfg.save, model, cfg)
         print(f"checkpoint saved to {cfg.save}")
     record.update({
         "final": final, "best_acc": max(h["acc"] for h in history), "history": history,
-        "steps": final["step"], "wall_s": round(record.get("wall_s", 0) + time.time() - t0, 2),
-        "ms_per_step": round(1000 * record["train_s"] / max(1, final["step"]), 2),
-        **runtime.environment(device, dtype)})
+        "steps": final["step"], **runtime.environment(device, dtype)})
     if cfg.out:
         runtime.append_record(cfg.out, record)
     if os.path.isfile(runtime.resume_path(cfg)):  # the record holds the run now

@@ -131,7 +131,7 @@ def environment(device, dtype):
 
 
 def snapshot_steps(text, save, steps):
-    """--save_steps as train() reads it ("0,50,100"): the steps after which the model is also
+    """--save_steps as Progress reads it ("0,50,100"): the steps after which the model is also
     evaluated and saved (0: at init), each from 0 to --steps; they need --save (snapshot_path)."""
     listed = [s.strip() for s in text.split(",") if s.strip()]
     if listed and not (save and all(s.isdigit() and int(s) <= steps for s in listed)):
@@ -378,19 +378,24 @@ class BatchPool:
 
 
 class Progress:
-    """How far a training run has come, and all it takes to continue it after a stop.
+    """How far a training run has come, and all it takes to continue it after a stop: the
+    training loop's bookkeeping, so that mixit.train shows the loop alone.
 
     start: the step it starts from (0, or where a saved state left off); history: the learning
-    curve (one dict per evaluation); train_s: seconds of training, on a clock that the loop stops
-    while it evaluates (stop_clock, start_clock); first_bad: the first step whose loss was nan or
-    inf, or -1, kept on the device and read back only at a log line (watch): a read waits for
-    the GPU. save(path, step) writes all of it with the model, AdamW, the batch generator and the
-    batches drawn but not yet used (--resume); restore(state) continues from it, and the resumed
-    run ends as an uninterrupted one would."""
+    curve (one dict per evaluation); train_s: seconds of training, on a clock that stops while
+    the loop evaluates; batches: the training batches (BatchPool of draw, --data_pool at a time);
+    first_bad: the first step whose loss was nan or inf, or -1, kept on the device and read back
+    only at a log line (watch): a read waits for the GPU. save(path, step) writes all of it with
+    the model, AdamW, the batch generator and the batches drawn but not yet used (--resume);
+    restore(state) continues from it, and the resumed run ends as an uninterrupted one would.
+    sync waits for the device (compiled), so that the clock stops after the steps it counts."""
 
-    def __init__(self, cfg, model, optimizer, gen, batches, record, t_run=None):
+    def __init__(self, cfg, model, optimizer, gen, draw, record, t_run=None, sync=None):
         self.cfg, self.model, self.optimizer, self.gen = cfg, model, optimizer, gen
-        self.batches, self.record, self.t_run = batches, record, t_run or time.time()
+        self.record, self.t_run, self.sync = record, t_run or time.time(), sync or (lambda: None)
+        record["data_pool"] = data_pool(cfg, str(gen.device), rank_world()[1])  # drawn at once
+        self.batches = BatchPool(draw, record["data_pool"])  # next(batches): one at a time
+        self.snapshots = {int(s) for s in cfg.save_steps.split(",") if s}  # --save_steps
         self.start, self.history, self.train_s = 0, [], 0.0
         self.first_bad = torch.tensor(-1, device=gen.device)
         self.logged = (0.0, 0)  # the clock and the step at the last log line (ms_per_step)
@@ -413,15 +418,72 @@ class Progress:
         """The whole training state at `step` (save_state); every rank calls it, rank 0 writes."""
         keep = {k: self.record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at")
                 if k in self.record}
-        wall_s = self.record.get("wall_s", 0) + time.time() - self.t_run
+        wall_s = self.record.get("wall_s", 0) + time.time() - self.t_run  # every sitting so far
         save_state(path, self.model, self.cfg, self.optimizer, self.gen, step=step,
                    history=self.history, train_s=self.train_s, first_bad=int(self.first_bad),
                    pool=self.batches.pool, pool_used=self.batches.used,
                    record={**keep, "wall_s": wall_s})
 
-    def evaluated(self, step):
-        """Was `step` evaluated already? (A state saved after an evaluation resumes past it.)"""
-        return bool(self.history) and self.history[-1]["step"] == step
+    def steps(self):
+        """The steps to run, start to cfg.steps, with the clock going. A signal (SIGINT,
+        SIGTERM) saves the state at the next step and stops the run (raises Interrupted)."""
+        self.start_clock()
+        for step in range(self.start, self.cfg.steps + 1):
+            if signalled(may_sync=step % self.cfg.log_interval == 0):
+                self.stop_clock()
+                self.save(resume_path(self.cfg), step)
+                raise Interrupted(self.cfg, step, 1000 * self.train_s / max(step, 1))
+            yield step
+
+    def evaluates(self, step):
+        """Is `step` one to evaluate (every --eval_interval, the last, --save_steps) and not yet
+        evaluated (a state saved after an evaluation resumes past it)? If so the clock stops."""
+        due = step % self.cfg.eval_interval == 0 or step == self.cfg.steps or step in self.snapshots
+        if not due or (self.history and self.history[-1]["step"] == step):
+            return False
+        self.sync()
+        self.stop_clock()
+        return True
+
+    def add_eval(self, step, metrics):
+        """An evaluation joins the learning curve (rank 0); at a --save_steps step the model is
+        saved too, as it is after `step` optimizer steps (figures.py: forming)."""
+        self.history.append({"step": step, "train_s": round(self.train_s, 2), **metrics})
+        if step in self.snapshots:
+            save_checkpoint(snapshot_path(self.cfg.save, step), self.model, self.cfg)
+
+    def stops(self, step, reason):
+        """After an evaluation: stop at the last step or for `reason` (the stopping rule's, the
+        same on every rank), saying why; else save the state (--resume: a run killed outright
+        continues from here) and start the clock again."""
+        if reason or step == self.cfg.steps:
+            self.record["stop"] = {"reason": reason or "reached --steps", "step": step}
+            print(f"step {step:5d} | stop: {self.record['stop']['reason']}")
+            return True
+        if self.cfg.resume and step > self.start:
+            self.save(self.cfg.resume, step)
+        self.start_clock()
+        return False
+
+    def next_batch(self, step):
+        """The next training batch (x, y, mask); the first must score something."""
+        batch = next(self.batches)
+        if step == 0 and not batch[2].any():  # one host sync, once: is anything scored at all?
+            raise UsageError(f"the first training batch of {self.cfg.task}-{self.cfg.task_size} "
+                             "has no scored position: every row fell on the test side; use a "
+                             "larger --batch_size or --task_size")
+        return batch
+
+    def finish(self):
+        """The learning curve, once the loop is done; the record gets train_s, ms_per_step and,
+        under torchrun, every rank's parameter sum (equal sums: the replicas ended identical)."""
+        self.record["train_s"] = round(self.train_s, 2)
+        steps = max(1, self.record["stop"]["step"])  # the steps trained, in every sitting
+        self.record["ms_per_step"] = round(1000 * self.train_s / steps, 2)
+        if rank_world()[1] > 1:
+            self.record["ddp"] = {"world_size": rank_world()[1],
+                                  "param_checksums": replica_checksums(self.model)}
+        return self.history
 
     def start_clock(self):
         self.t0 = time.time()
@@ -447,6 +509,20 @@ class Progress:
             raise UsageError(f"the training loss became nan or inf at step {int(self.first_bad)}; "
                              f"try a lower --lr (it is {self.cfg.lr:g}). Nothing was written for "
                              "this run")
+
+
+def wall_times(record, t_run):
+    """A run's wall time into its record: sitting_s, this sitting's (since t_run), and wall_s,
+    every sitting's (a resumed run's record came with the earlier ones' wall_s, Progress.restore).
+    Returns them in words for the run's last line: "526s", or after a resumption "526s this
+    sitting, 1216s in all (2 sittings)", where 1216 is the record's wall_s, rounded."""
+    record["sitting_s"] = round(time.time() - t_run, 2)
+    record["wall_s"] = round(record.get("wall_s", 0) + record["sitting_s"], 2)
+    sittings = len(record.get("resumed_at", [])) + 1
+    if sittings == 1:
+        return f"{record['wall_s']:.0f}s"
+    return (f"{record['sitting_s']:.0f}s this sitting, {record['wall_s']:.0f}s in all "
+            f"({sittings} sittings)")
 
 
 # -----------------------------------------------------------------------------
@@ -512,9 +588,13 @@ def flags(config_class, argv, description, epilog):
 
 @functools.lru_cache(maxsize=None)  # built once: bench.py --plan reads hundreds of job lines
 def parser(config_class, description, epilog):
-    """The command line of config_class: a flag per field, with its help string and kind."""
-    p = OneLineParser(description=description, epilog=epilog)
+    """The command line of config_class: a flag per field, with its help string and kind, listed
+    by --help under the heading of the group it is in: a field whose metadata names a group
+    starts it, and the fields after it join it until the next one does."""
+    p = group = OneLineParser(description=description, epilog=epilog)
     for f in dataclasses.fields(config_class):
+        if f.metadata.get("group"):
+            group = p.add_argument_group(f.metadata["group"])
         kind = {"bool": _bool, "int": int, "float": float}.get(
             f.type if isinstance(f.type, str) else f.type.__name__, str)
         extra = {"nargs": "?", "const": True} if kind is _bool else {}  # "--resample" = "... true"
@@ -522,6 +602,6 @@ def parser(config_class, description, epilog):
         name = {_bool: "BOOL", int: "INT", float: "FLOAT"}.get(kind, "TEXT")
         default = str(f.default).lower() if kind is _bool else f.default
         default = "''" if default == "" else default  # an empty text, visibly
-        p.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar=name,
-                       help=f"{f.metadata['help']} (default: {default})", **extra)
+        group.add_argument(f"--{f.name}", type=kind, default=argparse.SUPPRESS, metavar=name,
+                           help=f"{f.metadata['help']} (default: {default})", **extra)
     return p

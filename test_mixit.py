@@ -1706,6 +1706,12 @@ def test_a_run_killed_by_sigterm_saves_its_state_and_resumes_to_the_uninterrupte
     whole, cut = [json.loads(line) for line in out.read_text().splitlines()]
     assert 40 <= cut["resumed_at"][0] < 60 and same_run(whole, cut)  # between two evaluations
     assert not state.exists()
+    # its last line says the time of this sitting and of both, as the record holds them (wall_s:
+    # every sitting's); a run never stopped has one sitting, and says one time
+    said = re.search(r"\| (\d+)s this sitting, (\d+)s in all \(2 sittings\)$", resumed.stdout, re.M)
+    assert said, resumed.stdout[-500:]
+    assert (int(said[1]), int(said[2])) == (round(cut["sitting_s"]), round(cut["wall_s"]))
+    assert cut["sitting_s"] < cut["wall_s"] and whole["sitting_s"] == whole["wall_s"]
 
 
 def test_a_run_stopped_by_ctrl_c_is_continued_by_the_same_command_into_one_record(tmp_path):
@@ -2094,6 +2100,20 @@ def test_help_lists_every_config_field(script_help):
     assert result.returncode == 0, result.stderr
     for field in dataclasses.fields(mixit.Config):
         assert f"--{field.name}" in result.stdout
+
+
+def test_help_lists_the_papers_flags_first_then_the_reference_stopping_and_machinery(script_help):
+    """--help lists the flags in four groups (Config's group metadata): the paper's run first
+    (variant, task, sizes, learning rate, steps), then MixiT as the reference code ships it, then
+    stopping, then the machinery."""
+    text = script_help.stdout
+    order = ["\nthe paper's run:\n", "--task", "--variant", "--n_embd", "--steps", "--lr",
+             "\nas the reference code ships it:\n", "--mixit_shipped", "--mixit_mult", "--residual",
+             "\nstopping:\n", "--patience", "--restart", "\nmachinery:\n", "--unfreeze_at",
+             "--val_size", "--cuda_graphs"]
+    order = [s if s.startswith("\n") else f"\n  {s} " for s in order]  # a heading, a flag's entry
+    assert all(text.count(s) == 1 for s in order), [s for s in order if text.count(s) != 1]
+    assert [text.index(s) for s in order] == sorted(text.index(s) for s in order)
 
 
 def test_script_reports_bad_flags_on_one_line():
@@ -4528,19 +4548,19 @@ def mixing_layer(monkeypatch, *flags):
 
 def test_mixing_attention_is_a_times_v_per_head_then_o(monkeypatch):
     """y_h = A_h V_h: each head's values (v_proj, split into heads) are mixed by its own fixed
-    A_h, the heads merged and projected out by o_proj; --mixit_mult scales v_proj's and o_proj's
-    outputs. No queries, no keys: the input changes the values, never the mixing. The map it
-    returns on request is A itself, one copy per batch row."""
+    A_h, the heads merged and projected out by o_proj. No queries, no keys: the input changes
+    the values, never the mixing. The map it returns on request is A itself, one copy per batch
+    row. (--mixit_mult scales v_proj's and o_proj's outputs from outside the layer: a test of
+    apply_shipped_factors.)"""
     x = torch.randn(3, 8, 32, generator=torch.Generator().manual_seed(0))
-    for mult in (1.0, 2.0):
-        attn = mixing_layer(monkeypatch, "--mixit_mult", str(mult))
-        v = by_heads(mult * attn.v_proj(x))  # (B, H, T, hd)
-        expected = mult * attn.o_proj(merge_heads(torch.einsum("hts,bhsd->bhtd", attn.A, v)))
-        with torch.no_grad():
-            y, att = attn(x)
-            assert att is None and torch.allclose(y, expected, atol=1e-5), mult
-            _, att = attn(x, return_att=True)
-        assert att.shape == (3, 4, 8, 8) and all(torch.equal(a, attn.A) for a in att)
+    attn = mixing_layer(monkeypatch)
+    v = by_heads(attn.v_proj(x))  # (B, H, T, hd)
+    expected = attn.o_proj(merge_heads(torch.einsum("hts,bhsd->bhtd", attn.A, v)))
+    with torch.no_grad():
+        y, att = attn(x)
+        assert att is None and torch.allclose(y, expected, atol=1e-5)
+        _, att = attn(x, return_att=True)
+    assert att.shape == (3, 4, 8, 8) and all(torch.equal(a, attn.A) for a in att)
 
 
 def test_mixing_attention_uses_the_top_left_corner_of_a_for_a_shorter_input(monkeypatch):
@@ -5173,8 +5193,8 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
     """SIGINT to the process group of a running `answers DIR` while runs train: it exits 130
     within seconds with one line that names what was kept (the finished records and the state of
     each run stopped midway) and the command that continues, no traceback; the runs' state is
-    under DIR (none in results/ckpt). The same command resumes them from their saved step and
-    says so. (Which runs are training at the signal depends on the machine's speed: the test
+    under DIR (none in results/ckpt), and so is the stopped sitting's time (times.json). The same
+    command resumes them from their saved step and says so, and that sitting's time adds to it. (Which runs are training at the signal depends on the machine's speed: the test
     reads that from their logs.)"""
     folder = str(tmp_path / "key")
     resume, logs = os.path.join(folder, "resume"), os.path.join(folder, "logs")
@@ -5221,6 +5241,10 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
     assert not {f for f in after - before if "ex1" in f}
     saved = {s: runtime.load_checkpoint(os.path.join(resume, s)) for s in states}
     steps = {s: st["step"] for s, st in saved.items()}
+    times = os.path.join(folder, "times.json")  # the stopped sitting's time, kept for the next
+    [(ex, first)] = [(i, t["stopped_s"]) for i, t in json.load(open(times)).items()
+                     if "stopped_s" in t]
+    assert first > 0
 
     p = start()  # the same command again: it resumes each
     lines = []
@@ -5246,6 +5270,8 @@ def test_homework_answers_stop_on_ctrl_c_keep_their_state_in_dir_and_resume(tmp_
     for s, step in steps.items():
         run = saved[s]["config"]["tag"]
         assert f"  run {run}: resumed from its saved step {step}: python mixit.py" in "".join(lines)
+    after = json.load(open(times))[ex]  # both sittings count in the exercise's time
+    assert after.get("stopped_s", after.get("seconds")) > first, (first, after)
 
 
 def test_homework_grade_of_a_class_exits_0_when_every_submission_got_a_grade(tmp_path, capsys):
@@ -5332,28 +5358,41 @@ def test_mixit_shipped_block_computes_the_reference_block():
     """One block at width 32 with the switch on, against the reference's block written out:
     h <- s h + r c o(A c v(n1 h)); h <- s h + r c_down down(g lrelu(c gate(n2 h)) * c up(n2 h))
     with c = sqrt(512/32) = 4, c_down = sqrt(1/128), s = r = sqrt(1/2); the same weights without
-    the switch give another output."""
+    the switch give another output. The factors are put on a built GPT (apply_shipped_factors):
+    its parameters and buffers keep their names, and a Block built alone is the paper's."""
     torch.manual_seed(0)
-    cfg = make_config("--variant", "mixit", "--mixit_shipped", "--task", "add", "--n_embd", "32",
-                      "--n_head", "4", "--block_size", "8")
-    block = mixit.Block(cfg, torch.Generator().manual_seed(0))
+    flags = ["--variant", "mixit", "--task", "add", "--n_embd", "32", "--n_head", "4",
+             "--block_size", "8", "--n_layer", "1"]
+    cfg = make_config(*flags, "--mixit_shipped")
+    block = mixit.GPT(cfg, vocab_size=10).blocks[0]
     for p in block.parameters():  # biases too: the reference scales W x + b as a whole
         torch.nn.init.normal_(p, std=0.1)
+    off = mixit.GPT(make_config(*flags), vocab_size=10)  # the same model without the factors
+    assert off.state_dict().keys() == mixit.GPT(cfg, vocab_size=10).state_dict().keys()
+    off = off.blocks[0]
+    off.load_state_dict(block.state_dict())  # its weights, and the shipped sink's A
     x = torch.randn(2, 8, 32)
     c, c_down, s = 4.0, 1 / math.sqrt(128), math.sqrt(0.5)
-    at, mlp = block.attn, block.mlp
-    v = (c * at.v_proj(block.norm1(x))).view(2, 8, 4, 8).transpose(1, 2)  # (B, H, T, hd)
+    at, mlp = off.attn, off.mlp  # layers without factors: the factors are written out below
+    norm1, norm2 = off.norm1, off.norm2
+    v = (c * at.v_proj(norm1(x))).view(2, 8, 4, 8).transpose(1, 2)  # (B, H, T, hd)
     mixed = (at.A @ v).transpose(1, 2).reshape(2, 8, 32)
     h = s * x + s * c * at.o_proj(mixed)
-    n2 = block.norm2(h)
-    g = mlp.gain * torch.nn.functional.leaky_relu(c * mlp.gate_proj(n2), 1 - 1 / math.sqrt(32))
+    n2 = norm2(h)
+    F, slope = torch.nn.functional, 1 - 1 / math.sqrt(32)  # the shaped leaky ReLU, written out
+    g = math.sqrt(2 / (1 + slope ** 2)) * F.leaky_relu(c * mlp.gate_proj(n2), slope)
     want = s * h + s * c_down * mlp.down_proj(g * c * mlp.up_proj(n2))
     with torch.no_grad():
         got = block(x)[0]
-        off = mixit.Block(make_config("--variant", "mixit", "--task", "add", "--n_embd", "32",
-                                      "--n_head", "4", "--block_size", "8"), torch.Generator())
-        off.load_state_dict(block.state_dict())
         assert not torch.allclose(off(x)[0], want, atol=1e-3)
+        alone = mixit.Block(cfg, torch.Generator())  # built alone: the paper's block, no factor
+        alone.load_state_dict(block.state_dict())
+        assert torch.allclose(alone(x)[0], off(x)[0], atol=1e-6)
+        # --mixit_mult alone scales the same layers: v_proj's and o_proj's outputs here
+        two = mixit.GPT(make_config(*flags, "--mixit_mult", "2"), vocab_size=10).blocks[0].attn
+        two.load_state_dict(at.state_dict())
+        xs = torch.randn(2, 8, 32)
+        assert torch.allclose(two.v_proj(xs), 2 * F.linear(xs, at.v_proj.weight, at.v_proj.bias))
     assert torch.allclose(got, want, atol=1e-5)
 
 
@@ -5365,27 +5404,29 @@ def test_mixit_shipped_logits_are_the_reference_models():
     [0.5, 0, ...] (issue 53); heads 1-3 are the model's own draws (their law: another test).
     Our default sink's row 0, [1, 0, ...], moves the logits: the default model is not this one."""
     T, C, H = 8, 32, 4
-    cfg = make_config("--variant", "mixit", "--mixit_shipped", "--task", "lm", "--n_embd", str(C),
-                      "--n_head", str(H), "--n_layer", "1", "--block_size", str(T))
+    flags = ["--variant", "mixit", "--task", "lm", "--n_embd", str(C), "--n_head", str(H),
+             "--n_layer", "1", "--block_size", str(T)]
     torch.manual_seed(0)
-    model = mixit.GPT(cfg, vocab_size=256)
+    model = mixit.GPT(make_config(*flags, "--mixit_shipped"), vocab_size=256)
     for p in model.parameters():  # biases too: the reference scales W x + b as a whole
         torch.nn.init.normal_(p, std=0.1)
+    plain = mixit.GPT(make_config(*flags), vocab_size=256)  # its layers without the factors
+    plain.load_state_dict(model.state_dict())
     idx = torch.randint(0, 256, (2, T))
     c, c_down, s, r = math.sqrt(512 / C), math.sqrt(1 / (4 * C)), 0.5, math.sqrt(0.75)
     sink = 0.5 * torch.eye(T)
     sink[1:, 0] = 0.5  # row i > 0: itself and the first token; row 0: 0.5 on itself only
-    block, F = model.blocks[0], torch.nn.functional
+    block, F = plain.blocks[0], torch.nn.functional
 
     def logits(head0):
         A = torch.cat([head0[None], block.attn.A[1:]])  # (H, T, T)
-        x = model.wte(idx) + model.wpe(torch.arange(T))  # (B, T, C)
+        x = plain.wte(idx) + plain.wpe(torch.arange(T))  # (B, T, C)
         v = (c * block.attn.v_proj(block.norm1(x))).view(2, T, H, C // H).transpose(1, 2)
         h = s * x + r * c * block.attn.o_proj((A @ v).transpose(1, 2).reshape(2, T, C))
         n2, slope = block.norm2(h), 1 - 1 / math.sqrt(C)
         g = math.sqrt(2 / (1 + slope ** 2)) * F.leaky_relu(c * block.mlp.gate_proj(n2), slope)
         h = s * h + r * c_down * block.mlp.down_proj(g * c * block.mlp.up_proj(n2))
-        return c * model.lm_head(model.norm_f(h))  # (B, T, vocab)
+        return c * plain.lm_head(plain.norm_f(h))  # (B, T, vocab)
 
     with torch.no_grad():
         got, want = model(idx), logits(sink)
@@ -5393,9 +5434,8 @@ def test_mixit_shipped_logits_are_the_reference_models():
         ours[0, 0] = 1.0  # the default sink's row 0
         assert not torch.allclose(got, logits(ours), atol=1e-3)
     assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
-    default = mixit.GPT(make_config("--variant", "mixit", "--task", "lm", "--n_embd", str(C),
-                                    "--n_head", str(H), "--n_layer", "1", "--block_size", str(T)), 256)
-    assert default.blocks[0].attn.A[0, 0, 0] == 1.0 and block.attn.A[0, 0, 0] == 0.5
+    default = mixit.GPT(make_config(*flags), 256)
+    assert default.blocks[0].attn.A[0, 0, 0] == 1.0 and model.blocks[0].attn.A[0, 0, 0] == 0.5
 
 
 def test_a_shipped_run_of_the_old_sink_row_is_rerun_and_still_citable(tmp_path, monkeypatch):

@@ -391,7 +391,7 @@ def plot_lr_sweep(cells, scale):
     """Validation score against learning rate (run_all.sh --lr-sweep): one panel per task, one
     line per swept cell (its seeds as dots, mean ± std), the shared lr dotted and the chosen lr
     ringed; lm's panel is in nats/byte (lower is better), memorize's on the table itself."""
-    from records import chosen_lr, lr_grid, shared_lr, swept
+    from records import chosen_lr, lr_grid, lr_text, shared_lr, swept
     by_task = {}
     for base in swept(cells):
         if cells.get(base) and lr_grid(cells, base):
@@ -411,7 +411,13 @@ def plot_lr_sweep(cells, scale):
                 ax.plot(pick[0], means[list(grid).index(pick[0])], "o", markersize=12,
                         markerfacecolor="none", color=color)
             ax.axvline(shared_lr(cells, base), color="gray", linestyle=":", linewidth=1)
-        ax.set(xscale="log", xlabel="learning rate", title=task,
+        if not lm:  # from the task's floor to 100% at least, as every accuracy axis
+            accuracy_axis(ax, [floor_pct(cells, bases[0].rsplit("/", 1)[0] + "/")])
+        lrs = sorted({lr for base in bases for lr in lr_grid(cells, base)})
+        ax.set_xscale("log")
+        ax.set_xticks(lrs, [lr_text(lr) for lr in lrs], fontsize=7)
+        ax.minorticks_off()
+        ax.set(xlabel="learning rate", title=task,
                ylabel="validation loss (nats/byte)" if lm else
                "accuracy on the table (%)" if task == "memorize" else "validation accuracy (%)")
         ax.legend(fontsize=7)

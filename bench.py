@@ -329,6 +329,29 @@ def best_per_gpu(path=PACK_RECORDS):
     return best_packing(path)[0]
 
 
+def measured_packing(per_gpu, path=PACK_RECORDS):
+    """(speed-up, words): how many times one run's samples per second PER_GPU runs packed on one
+    GPU train in total, as `bench.py --pack` measured it (runs started together), the mean over
+    the shapes measured, each in its better mode (with or without MPS); the model's
+    PACKING_SPEEDUP, said to be assumed, where no shape was measured at that P."""
+    rates = {}  # {(shape, mps): {P: samples per second}}
+    for r in latest_records(path).values():
+        if r.get("pack", {}).get("together"):
+            shape = re.sub(r"(-mps)?-P\d+$", "", r["config"]["tag"].removeprefix("gpu/pack-barrier-"))
+            rates.setdefault((shape, r["pack"].get("mps", False)), {})[r["pack"]["P"]] = \
+                r["pack"]["samples_per_s"]
+    ratio = {}
+    for (shape, mps), by_p in rates.items():
+        if 1 in by_p and per_gpu in by_p:
+            ratio[shape] = max(ratio.get(shape, 0), by_p[per_gpu] / by_p[1])
+    if not ratio:
+        x = PACKING_SPEEDUP.get(per_gpu) or max(v for k, v in PACKING_SPEEDUP.items() if k <= per_gpu)
+        return x, f"{x:g}x assumed (no bench.py --pack record at P = {per_gpu})"
+    x = sum(ratio.values()) / len(ratio)
+    return x, (f"{x:.2f}x, as measured (bench.py --pack, P = {per_gpu}: "
+               + ", ".join(f"{s} {v:.2f}x" for s, v in sorted(ratio.items())) + ")")
+
+
 # -----------------------------------------------------------------------------
 # Do CUDA graphs change training? `python bench.py --graphs-check [mixit flags]`
 #
@@ -637,9 +660,14 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     superseded = sorted(line.split()[0] for line, _ in left if line.split()[0] in ran)
     if superseded:
         print(f"{len(superseded)} of them have a record of an earlier recipe (report.py marks it °)")
+    packing, how = measured_packing(per_gpu)
+    # a record's step time may have been taken packed (PER_GPU to a GPU, each run slower) or
+    # alone, and records do not say which: the price is given between the two
     print(f"left to run: {len(left)} runs, {minutes:.0f} min of run time at their full --steps "
           f"(a run's shape priced by its step time in a record where one ran, else by the model): "
-          f"about {minutes / per_gpu:.0f} min on a GPU with PER_GPU={per_gpu}")
+          f"on a GPU with PER_GPU={per_gpu}, about {minutes / per_gpu:.0f} min where those step "
+          f"times were taken {per_gpu} to a GPU, up to {minutes / packing:.0f} min where they were "
+          f"taken alone, at the packing measured: {how}")
     # a lent GPU call: --minutes 9, less the 30 s its runs get to save their state
     # (run_all.sh starts a run with SPARE of its price to spare: todo)
     too_long = [(line.split()[0], m) for line, m in left if m * SPARE > CALL_MINUTES - 0.5]
@@ -654,8 +682,9 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
         lines = "".join(line for line, _ in left)  # what `run_all.sh --list` prints
         price = {"config": {"tag": f"queue/{name}", "per_gpu": per_gpu,
                             "queue_sha256": hashlib.sha256(lines.encode()).hexdigest()},
-                 "final": {"left": len(left), "run_minutes": minutes,
-                           "gpu_minutes": minutes / per_gpu, "superseded": superseded}}
+                 "final": {"left": len(left), "run_minutes": minutes, "packing": packing,
+                           "gpu_minutes": minutes / per_gpu, "gpu_minutes_alone": minutes / packing,
+                           "superseded": superseded}}
         # the file is tracked in git: an unchanged price keeps its old line, time included, so
         # that --plan in a fresh clone leaves `git status` clean
         old = read_records(price_out)  # [] where there is none yet

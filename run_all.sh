@@ -401,9 +401,9 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
       done
     done
   done
-  # claim 5 reads MixiT's accuracy over head counts from two heads up (one head is the sink head
-  # alone: no random mixing), each cell doubled from Table 5's budget while doubling moves it,
-  # five seeds where it is read
+  # claim 5 reads MixiT's accuracy over head counts from two heads up (a single head is the sink
+  # head alone: no random mixing), each cell doubled from Table 5's budget while doubling moves
+  # it, with records.READ_SEEDS seeds where it is read
   for h in 2 4 8 16 64; do
     doublings t5/add/heads$h "8000 16000 32000" $BASE $DENSE $HEAD_RUN --task add --task_size ${SIZE[add]} --variant mixit --n_head $h
   done

@@ -783,7 +783,8 @@ def best_inner(cells, base):
     lrs, inner = sweep_grid(shared_lr(cells, base))
     if not inner or any(len(grid.get(lr, [])) < SWEEP_SEEDS for lr in inner):
         return None
-    best = max(inner, key=lambda lr: mean_std(grid[lr])[0])
+    shared = shared_lr(cells, base)  # (a tie keeps the shared lr: no edge to try beyond it)
+    best = max(inner, key=lambda lr: (mean_std(grid[lr])[0], lr == shared))
     i = lrs.index(best)
     beyond = (lrs[i - 1] if best == inner[0] and i > 0 else
               lrs[i + 1] if best == inner[-1] and i + 1 < len(lrs) else None)

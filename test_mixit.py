@@ -2598,6 +2598,11 @@ def test_the_lr_sweep_chooses_by_validation_and_keeps_the_shared_lr_within_its_s
     # a tie within the spread: 1e-3 ahead by 2 points, the shared lr's seeds 6 points apart
     tie = sweep_cells(**{**inner, "lr1e_3": [(0.33, 0), (0.35, 0)], "lr3e_3": [(0.29, 0), (0.35, 0)]})
     assert records.chosen_lr(tie, "t1/needle/mixit") == (3e-3, "shared")
+    # a tie at the top between the shared lr and the edge's (both solve it) keeps the shared lr
+    # and tries nothing beyond the edge
+    top = sweep_cells(**{**inner, "lr3e_4": [(1.0, 0), (1.0, 0)], "lr3e_3": [(1.0, 0), (1.0, 0)]})
+    assert records.chosen_lr(top, "t1/needle/mixit") == (3e-3, "shared")
+    assert not records.lr_wanted(top, "t1/needle/mixit", 1e-4, 0)
     # the best inner lr at the inner grid's edge (3e-4): 1e-4 runs, then decides
     edge = {**inner, "lr3e_4": [(0.90, 0), (0.92, 0)]}
     cells = sweep_cells(**edge)

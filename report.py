@@ -28,15 +28,16 @@ import sys
 import bench
 import figures
 import tasks
-from records import (all_or_nothing, more_solved, solved, DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
+from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
                      beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
                      either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
                      over_spread, pct, read_records, record_values, same, stat, table, unsourced,
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
                      ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED,
-                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move, tuned_view, LR, lr_grid,
-                     shared_lr, lr_text, Tests, NOT_RUN, SEEDS_DISAGREE, AT_THRESHOLD, REPRODUCED, PARTLY,
-                     NOT_REPRODUCED)
+                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move)
+from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED, SEEDS_DISAGREE,
+                     Tests, all_or_nothing, lr_grid, lr_text, more_solved, shared_lr, solved,
+                     tuned_view)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -194,7 +195,7 @@ def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
     """MixiT and Standard copying strings of up to 8, 16 and 32 tokens, each cell read where its
     doubling settled (records.readable; copy-8 is not doubled: its seeds sit at the ceiling)."""
     cells = {(v, L): f"{c}/{v}" for L, c in COPY_LENGTHS.items() for v in ("mixit", "standard")}
-    read = {k: (capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c) for k, c in cells.items()}
+    read = {k: capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c for k, c in cells.items()}
     ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) if read[v, L] else "–"
                                                 for v in ("mixit", "standard"))
                      for L in COPY_LENGTHS)
@@ -211,8 +212,8 @@ def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
 
 
 def frozen_qk_retrieves(A):  # (2), W_Q and W_K frozen at N(0, 1/d); the reference's 0.02 beside
-    ours, *rest = on_each(A, {t: (A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk"),)
-                              for t in PAPER_RETRIEVAL}, lambda a: over_spread(lambda x: x >= 0.9, a), 1)
+    cells = {t: (A.longest(f"t1/{t}/frozen_qk", f"c2/{t}/frozen_qk"),) for t in PAPER_RETRIEVAL}
+    ours, *rest = on_each(A, cells, lambda a: over_spread(lambda x: x >= 0.9, a), 1)
     ref = "; ".join(f"{t} {A.text(f't1/{t}/frozen_qk_ref')}" for t in PAPER_RETRIEVAL)
     return (f"at N(0, 1/d): {ours}; at the reference's 0.02 (Table 1, not read): {ref}", *rest)
 
@@ -305,7 +306,7 @@ def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its do
     """Claim 5 reads MixiT's add cells (Table 5) from 2 heads up (1 head is the sink head alone:
     no random mixing, so it cannot see the second operand), each at the budget its doubling
     settled with READ_SEEDS seeds (Table 12's rule). A cell whose seeds are all-or-nothing
-    (records.all_or_nothing) is read as k of n solved (more_solved), any other by its mean ± std."""
+    (records.all_or_nothing) is read as k of n solved (more_solved), any other by mean ± std."""
     heads = [h for h in heads_of(A.cells) if h >= 2]
     if len(heads) < 2:
         return "fewer than two head counts from 2 heads up", None, 1, "Table 5", []
@@ -496,9 +497,9 @@ def spread_rule(rule):
 
 
 def verdict(tests, partly, reads, A, rule="", need=1):
-    """A rule's outcome as a verdict (records.outcome), never resting on a † cell (SEEDS_DISAGREE),
-    nor on a record of an earlier recipe, one run where the rule compares spreads, or a cell with
-    fewer than `need` seeds (the paper scale asks for 3) (NOT_RUN)."""
+    """A rule's outcome as a verdict (records.outcome), never resting on a † cell
+    (SEEDS_DISAGREE), nor on a record of an earlier recipe, one run where the rule compares
+    spreads, or a cell with fewer than `need` seeds (the paper scale asks for 3) (NOT_RUN)."""
     if tests is None or any(old(A.runs(c)) for c in reads):
         return NOT_RUN
     if any(len(A.runs(c)) < max(need, 2 if spread_rule(rule) else 1) for c in reads):

@@ -666,20 +666,27 @@ def read_budget(cells, base, key="acc"):
 
 
 def capacity_cell(cells, base):
-    """(cell, settled) that a capacity claim reads of a ladder: its read_budget, settled; where
-    no doubling has settled, the largest budget whose seeds have all run, not settled (None where
-    nothing ran)."""
+    """(cell, settled) that a capacity claim reads of a ladder: its read_budget, settled (True);
+    where no doubling has settled, the largest budget whose seeds have all run, not settled
+    (False), or CAP where that budget has READ_SEEDS seeds: the ladder's last budget, which
+    budget_wanted gives them only where it stops unconverged (None where nothing ran)."""
     read = read_budget(cells, base)
     if read:
         return read[0], True
     rungs = ladder(cells, base)  # where it stands: the largest budget whose seeds have all run
     done = [c for _, c in rungs if len(final(cells, c)) >= LADDER_SEEDS] or [c for _, c in rungs]
-    return (done[-1], False) if done else (None, False)
+    if not done:
+        return None, False
+    return done[-1], CAP if len(final(cells, done[-1])) >= READ_SEEDS else False
+
+
+CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last budget
 
 
 def readable(cells, base):
-    """May a verdict read this ladder? Its doubling settled (capacity_cell) and its budget read
-    has READ_SEEDS seeds: the one test of every claim that reads a doubled cell (claims 3-5)."""
+    """May a verdict read this ladder? Its doubling settled (capacity_cell), or it stopped at its
+    cap unconverged, and its budget read has READ_SEEDS seeds: the one test of every claim that
+    reads a doubled cell (claims 1c, 3-5)."""
     c, settled = capacity_cell(cells, base)
     return settled and len(final(cells, c)) >= READ_SEEDS
 
@@ -689,7 +696,7 @@ def budget_wanted(cells, base, budgets, steps, seed):
     cell's first (run_all.sh lists them all). A budget's first LADDER_SEEDS seeds run once the
     budget below it has finished its seeds and every doubling below that one moved (or was
     noisy); seeds up to READ_SEEDS run at the budget whose doubling settled, the one a verdict
-    reads."""
+    reads, or at the last budget (the cap) where the doubling into it still moved."""
     names = [base] + [f"{base}-steps{b}" for b in budgets[1:]]
     doubling_at = lambda j: doubling(*paired(cells, names[j], names[j + 1]))  # noqa: E731
     i = budgets.index(steps)
@@ -699,7 +706,9 @@ def budget_wanted(cells, base, budgets, steps, seed):
         return False  # the budget below has not finished: its doubling waits for it
     if seed < LADDER_SEEDS:
         return True
-    return seed < READ_SEEDS and i + 1 < len(budgets) and doubling_at(i) == "settled"
+    if i + 1 == len(budgets):  # the cap: read there where the doubling into it did not settle
+        return seed < READ_SEEDS and i > 0 and doubling_at(i - 1) in ("moved", "noisy")
+    return seed < READ_SEEDS and doubling_at(i) == "settled"
 
 
 # -----------------------------------------------------------------------------

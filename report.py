@@ -37,7 +37,7 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move)
 from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED, SEEDS_DISAGREE,
                      Tests, all_or_nothing, lr_grid, lr_text, more_solved, shared_lr, solved,
-                     tuned_view)
+                     tuned_view, CAP)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
@@ -182,6 +182,11 @@ def on_each(A, groups, test, table, vs=False):
 PAPER_RETRIEVAL = ["needle", "induction", "hop"]  # the paper's retrieval tasks (copy is ours)
 
 
+def at_cap(A, c):  # ' (at its cap, not converged)' where a ladder is read at its last budget
+    base = STEPS.sub("", c)
+    return f" ({CAP})" if doubled(A.cells, base) and capacity_cell(A.cells, base)[1] == CAP else ""
+
+
 def mixit_fails_retrieval(A):  # (1)
     return on_each(A, {t: (A.longest(f"t1/{t}/mixit"), A.longest(f"t1/{t}/standard"))
                        for t in PAPER_RETRIEVAL},
@@ -196,8 +201,8 @@ def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
     doubling settled (records.readable; copy-8 is not doubled: its seeds sit at the ceiling)."""
     cells = {(v, L): f"{c}/{v}" for L, c in COPY_LENGTHS.items() for v in ("mixit", "standard")}
     read = {k: capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c for k, c in cells.items()}
-    ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) if read[v, L] else "–"
-                                                for v in ("mixit", "standard"))
+    ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) + at_cap(A, read[v, L])
+                                                if read[v, L] else "–" for v in ("mixit", "standard"))
                      for L in COPY_LENGTHS)
     reads = [c for c in read.values() if c]
     laddered = [c for c in cells.values() if doubled(A.cells, c)]
@@ -318,7 +323,7 @@ def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its do
 
     def shown(h, c):
         k, n = solved(A(c))
-        return f"{h} {A.text(c)}" + (f" ({k} of {n} solved)" if c in kn else "")
+        return f"{h} {A.text(c)}" + (f" ({k} of {n} solved)" if c in kn else "") + at_cap(A, c)
     ours = "heads: " + ", ".join(shown(h, read[b]) for h, b in zip(heads, bases) if read[b])
     reads = [c for c in read.values() if c]
     if len(reads) < len(bases) or not all(readable(A.cells, b) for b in bases):
@@ -848,8 +853,8 @@ def plateau_rows(cells):
     rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
     for v in [v for v in CAPACITY_ROWS if cells.get(f"c4/memorize/{v}")]:  # each at its read budget
         c, settled = capacity_cell(cells, f"c4/memorize/{v}")
-        how = ("" if settled else ", not settled by doubling" if v in LADDERED
-               else ", one budget: no doubling run")
+        how = (f", {CAP}" if settled == CAP else "" if settled else ", not settled by doubling"
+               if v in LADDERED else ", one budget: no doubling run")
         rows.append((f"{NAMES[v]} (memorize, {steps(c)} steps{how})", c))
     return [[name, Cell(c), Cell(c, "bits_per_param", paper="t4/memorize/" + STEPS.sub(
         "", c.split("/")[2])) if c.startswith("c4/") else "–", Cell(c, show="1000 steps earlier")]
@@ -894,7 +899,7 @@ def read_at(cells, v, rungs):
     if settled:
         short = READ_SEEDS - len(final(cells, c))  # the verdict reads READ_SEEDS seeds there
         more = f"; next: {short} more seed{'s' * (short > 1)}" if short > 0 else ""
-        return f"{budget_of(cells[c])} steps{more}"
+        return f"{budget_of(cells[c])} steps{more}" + f" ({CAP})" * (settled == CAP)
     if v not in LADDERED:
         return "no doubling run"
     if len(final(cells, rungs[top])) < LADDER_SEEDS:

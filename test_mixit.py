@@ -2660,6 +2660,26 @@ def test_the_job_list_runs_what_the_lr_sweep_asks_for_and_a_held_out_task_trains
     assert all("--val_size" not in j for j in bench.todo(str(tmp_path / "jobs"), str(records)))
 
 
+def test_a_ladder_that_still_moves_at_its_cap_is_read_there_as_not_converged():
+    """A ladder whose last doubling still moved (or was noisy) runs five seeds at its last budget,
+    the cap run_all.sh lists, and is read there, marked 'at its cap, not converged'
+    (records.CAP); a budget below the cap gets five seeds only where its doubling settled."""
+    import records
+    base, ladder = "c4/memorize/mixit", [6000, 12000]
+    moved = ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.20, 0.21, 0.19])
+    assert [s for s in range(5) if records.budget_wanted(moved, base, ladder, 12000, s)] == list(range(5))
+    assert records.capacity_cell(moved, base) == (base + "-steps12000", False)
+    assert not records.readable(moved, base)
+    five = ladder_cells(s6000=[0.14, 0.15, 0.13], s12000=[0.20, 0.21, 0.19, 0.20, 0.22])
+    assert records.capacity_cell(five, base) == (base + "-steps12000", records.CAP)
+    assert records.readable(five, base)
+    # a longer ladder: the same doubling below the cap asks for the next budget, not the seeds
+    assert not records.budget_wanted(moved, base, [6000, 12000, 24000], 12000, 3)
+    # a noisy cap (seeds apart: all-or-nothing cells) is read at the cap too
+    noisy = ladder_cells(s6000=[0.24, 0.25, 0.99], s12000=[0.24, 1.0, 1.0])
+    assert records.budget_wanted(noisy, base, ladder, 12000, 4)
+
+
 def capacity_cells(accs_by_variant):
     """ladder_cells for several variants: {variant: {s6000: [accs], ...}} -> {cell: records}."""
     cells = {}

@@ -201,9 +201,14 @@ def stat(values, scale=100, digits=1, n=True):
 
 def entry(cells, cell, key="acc"):
     """A table's entry for a cell: stat() of its final `key`, accuracies in %, ° where a record
-    of an earlier recipe is read."""
-    return (stat(final(cells, cell, key), 100 if key in PERCENT else 1, DIGITS.get(key, 1))
-            + old(cells.get(cell, [])))
+    of an earlier recipe is read, and k of n seeds solved where the cell is all-or-nothing."""
+    values = final(cells, cell, key)
+    text = stat(values, 100 if key in PERCENT else 1, DIGITS.get(key, 1)) + old(cells.get(cell, []))
+    if key == "acc" and unstable(values):
+        low = baseline(cells, cell)
+        if low and all_or_nothing(values, low[2]):
+            text += " ({} of {} solved)".format(*solved(values))
+    return text
 
 
 def old(runs):  # ' °' where a run ran an earlier recipe (superseded), else ''
@@ -241,7 +246,10 @@ def baseline(cells, prefix):
     if r is None:
         return None
     c = r["config"]
-    k = (c["task"], c["task_size"], "cpu", c["data_seed"], c["eval_size"], c.get("data", ""))
+    if "task" not in c:
+        return None
+    k = (c["task"], c.get("task_size", 0), "cpu", c.get("data_seed", 12345), c.get("eval_size", 2000),
+         c.get("data", ""))  # (make_task's defaults where an old record lacks a setting)
     if k not in _FLOORS:
         try:
             task = tasks.make_task(*k, c.get("test_data", ""))

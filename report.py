@@ -624,6 +624,18 @@ def summary(cells, claims=None):
             "[What reproduced](#what-reproduced).")
 
 
+def glance(rows, paper_rows):
+    """Results at a glance: each claim's verdict at both scales, from claim_rows' rows (quick,
+    then paper scale); the claims tables beside it give the numbers and the rules."""
+    paper = {r[0]: r[3] for r in paper_rows}
+    return ("**Results at a glance**: each claim's verdict, in the words defined below; the "
+            "numbers and the rule of each are in the claims tables (README, quick scale; "
+            "[tables_paper.md](tables_paper.md), paper scale).\n\n"
+            + table(["claim", "paper", "CPU scale (quick)", "CPU, every variant at the shared lr",
+                     "paper scale (GPU, width 512)"],
+                    [[r[0], r[1], r[3], r[6], paper.get(r[0], NOT_RUN)] for r in rows]))
+
+
 def verdicts(cells, need=1, claims=None):
     """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
     core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) apart. claims: claim_rows'."""
@@ -1377,6 +1389,8 @@ def render_all(scale, draw=True, recompute_init=False):
     # or one table where the text needs it (pieces), with each claim's verdict sentence
     readme = {"verdicts": claims, "summary": summary(cells, rows)}
     findings = {"tables": md}
+    if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
+        findings["glance"] = glance(rows[1], claim_rows(scale_cells("paper"), need=3)[1])
     for path, blocks in (("README.md", readme), (FINDINGS, findings)):
         if os.path.exists(path):
             doc = open(path).read()

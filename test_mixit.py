@@ -2660,6 +2660,18 @@ def test_the_job_list_runs_what_the_lr_sweep_asks_for_and_a_held_out_task_trains
     assert all("--val_size" not in j for j in bench.todo(str(tmp_path / "jobs"), str(records)))
 
 
+def test_the_glance_table_gives_each_claim_its_verdict_at_both_scales():
+    """FINDINGS opens with report.glance: a row per claims row, its CPU verdict, its verdict at the
+    shared lr and the paper scale's verdict ('not yet run' where that scale has no row)."""
+    import report
+    quick = [["1. a claim", "p1", "ours", "reproduced", "rule", "Table 1", "partly (fails: x)"],
+             ["2. another", "p2", "ours", "not yet run", "rule", "Table 2", "not yet run"]]
+    paper = [["1. a claim", "p1", "ours", "inconclusive: seeds disagree", "rule", "Table 1", "–"]]
+    rows = [l for l in report.glance(quick, paper).splitlines() if l.startswith("| 1.") or l.startswith("| 2.")]
+    assert rows == ["| 1. a claim | p1 | reproduced | partly (fails: x) | inconclusive: seeds disagree |",
+                    "| 2. another | p2 | not yet run | not yet run | not yet run |"]
+
+
 def test_a_ladder_that_still_moves_at_its_cap_is_read_there_as_not_converged():
     """A ladder whose last doubling still moved (or was noisy) runs five seeds at its last budget,
     the cap run_all.sh lists, and is read there, marked 'at its cap, not converged'

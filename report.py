@@ -636,6 +636,25 @@ def glance(rows, paper_rows):
                     [[r[0], r[1], r[3], r[6], paper.get(r[0], NOT_RUN)] for r in rows]))
 
 
+def claim_costs(cells, paper_cells):
+    """What each claims row cost: the runs of the cells it reads, with every budget of their
+    ladders and every lr of their sweeps (a run that two rows read counts in each), CPU-hours at
+    the quick scale and GPU-minutes (run time, packed runs counted each) at the paper scale."""
+    def spent(cells_, reads):
+        bases = {LR.sub("", STEPS.sub("", c)) for c in reads}
+        runs = {id(r): r for c, rs in cells_.items() for r in rs
+                if STEPS.sub("", LR.sub("", c)) in bases}
+        return len(runs), sum(r.get("wall_s", 0) for r in runs.values())
+    rows = []
+    for claim, _, _, judge in CLAIMS:
+        (n, s), (pn, ps) = (spent(c_, judge(Reader(c_))[4]) for c_ in (cells, paper_cells))
+        rows.append([claim.split(".")[0], n, f"{s / 3600:.1f}", pn, f"{ps / 60:.0f}"])
+    return ("**What each claim cost**: the runs behind each claims row (the cells it reads, with "
+            "every budget and learning rate run for them; a run read by two rows counts in "
+            "each), and their run time.\n\n"
+            + table(["row", "CPU runs", "CPU-hours", "GPU runs", "GPU run-minutes"], rows))
+
+
 def verdicts(cells, need=1, claims=None):
     """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
     core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) apart. claims: claim_rows'."""
@@ -1390,7 +1409,9 @@ def render_all(scale, draw=True, recompute_init=False):
     readme = {"verdicts": claims, "summary": summary(cells, rows)}
     findings = {"tables": md}
     if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
-        findings["glance"] = glance(rows[1], claim_rows(scale_cells("paper"), need=3)[1])
+        paper = scale_cells("paper")
+        findings["glance"] = glance(rows[1], claim_rows(paper, need=3)[1])
+        findings["cost"] = claim_costs(cells, paper)
     for path, blocks in (("README.md", readme), (FINDINGS, findings)):
         if os.path.exists(path):
             doc = open(path).read()

@@ -2660,6 +2660,21 @@ def test_the_job_list_runs_what_the_lr_sweep_asks_for_and_a_held_out_task_trains
     assert all("--val_size" not in j for j in bench.todo(str(tmp_path / "jobs"), str(records)))
 
 
+def test_a_claims_cost_counts_the_runs_of_its_cells_with_their_sweeps_and_ladders():
+    """report.claim_costs: row 8 (the LM) reads t2/lm/{standard,frozen_qk,mixit}; its cost counts
+    their runs and the sweep's (t2/lm/mixit-lr6e-4), not another table's."""
+    import report
+
+    def runs(cell, n, wall):
+        return [{"config": {"tag": f"{cell}/s{i}", "task": "lm", "lr": 2e-3}, "wall_s": wall,
+                 "final": {"loss": 1.0, "acc": 0.5}} for i in range(n)]
+    cells = {c: runs(c, 3, 1200) for c in ("t2/lm/standard", "t2/lm/frozen_qk", "t2/lm/mixit")}
+    cells["t2/lm/mixit-lr6e-4"] = runs("t2/lm/mixit-lr6e-4", 2, 1800)
+    cells["t3/add/mixit"] = runs("t3/add/mixit", 3, 3600)
+    row = next(l for l in report.claim_costs(cells, {}).splitlines() if l.startswith("| 8 |"))
+    assert row == "| 8 | 11 | 4.0 | 0 | 0 |", row  # 9 x 20 min + 2 x 30 min
+
+
 def test_the_glance_table_gives_each_claim_its_verdict_at_both_scales():
     """FINDINGS opens with report.glance: a row per claims row, its CPU verdict, its verdict at the
     shared lr and the paper scale's verdict ('not yet run' where that scale has no row)."""

@@ -880,7 +880,8 @@ def plateau_rows(cells):
     rows = [(NAMES[v] + " (hop)", f"c2/hop/{v}") for v in ("standard", "frozen_qk")]
     # the cells of Tables 1 and 3 that --claims gives more steps (claims 1-3 read these)
     rows += [(f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)", c)
-             for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))]
+             for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))
+             and not LR.search(c)]  # (a sweep's cells: Table 14)
     rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
     for v in [v for v in CAPACITY_ROWS if cells.get(f"c4/memorize/{v}")]:  # each at its read budget
         c, settled = capacity_cell(cells, f"c4/memorize/{v}")

@@ -443,7 +443,7 @@ def shipped_view(cells):
 def as_shipped(judge):
     """A claim's judge read on shipped_view; its text and reads name the twins (checked for n, †)"""
     def judged(A):
-        ours, *out, reads = judge(Reader(shipped_view(A.cells), A.cells))
+        ours, *out, reads = judge(Reader(shipped_view(A.cells), A.base))
         twins = {c: twin(c) for c in reads if mixit_cell(c)}
         ours = re.sub(r"\b[\w/-]+", lambda m: twins.get(m[0], m[0]), ours)
         return (ours, *out, [twins.get(c, c) for c in reads])

@@ -40,6 +40,7 @@ from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUC
                      tuned_view, CAP)
 
 FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
+DOCS = ("README.md", FINDINGS)  # the documents report.py renders blocks and numbers into
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
@@ -1405,21 +1406,21 @@ def render_all(scale, draw=True, recompute_init=False):
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
-    # the verdicts go to the README, the tables to the findings file, each between its markers,
-    # or one table where the text needs it (pieces), with each claim's verdict sentence
-    readme = {"verdicts": claims, "summary": summary(cells, rows)}
-    findings = {"tables": md}
+    # each block goes between its markers in whichever document has them (README: the verdicts;
+    # FINDINGS: the tables), or one table where the text needs it (pieces), with each claim's
+    # verdict sentence
+    blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
     if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
         paper = scale_cells("paper")
-        findings["glance"] = glance(rows[1], claim_rows(paper, need=3)[1])
-        findings["cost"] = claim_costs(cells, paper)
-    for path, blocks in (("README.md", readme), (FINDINGS, findings)):
+        blocks["glance"] = glance(rows[1], claim_rows(paper, need=3)[1])
+        blocks["cost"] = claim_costs(cells, paper)
+    placed = pieces("\n\n".join([claims, md, claim_verdicts(rows[1], scale)]))
+    for path in DOCS:
         if os.path.exists(path):
             doc = open(path).read()
             for block, text in blocks.items():
                 doc = between(doc, f"<!-- {scale}-{block} -->", text)
-            for title, text in pieces("\n\n".join([claims, md, claim_verdicts(rows[1], scale)])
-                                      ).items():
+            for title, text in placed.items():
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
     return out
@@ -1436,7 +1437,7 @@ def surfaces():
     (homework.answer_key_text, where homework.py has it and its records exist) in full, each of its
     numbers rendered by homework.py from the records."""
     import homework  # here, not at the top: report.py renders without it
-    out = {path: (open(path).read(), {}) for path in ("README.md", FINDINGS)}
+    out = {path: (open(path).read(), {}) for path in DOCS}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = (comments(open("run_all.sh").read()), {"method": True})
     out["the handout's README"] = (homework.readme(list(homework.GRADING)),
@@ -1474,7 +1475,7 @@ def check():
                              + (diff[0] if diff else "    (lines added or removed)"))
     stale += UNFOUND + bench.queue_price_stale()
     stale += overclaims()
-    for path in ("README.md", FINDINGS):  # a block whose marker nothing renders stays empty
+    for path in DOCS:  # a block whose marker nothing renders stays empty
         for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
             if marker not in FILLED:
                 stale.append(f"{path}: no table or block is rendered between '{marker}' markers")

@@ -622,8 +622,8 @@ def summary(cells, claims=None):
              (REPRODUCED, PARTLY, NOT_REPRODUCED, SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN) if w in by]
     return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's "
             f"{sum(map(len, by.values()))} claims, {'; '.join(parts)}; read again in another "
-            f"setting: {', '.join(again)}. The claims table is under "
-            "[What reproduced](#what-reproduced).")
+            f"setting: {', '.join(again)}. Each claim's numbers, rule and caveats: "
+            "[results/FINDINGS.md](results/FINDINGS.md).")
 
 
 # Results at a glance (issue 86): what to believe of each claim, and its main caveat, written by
@@ -739,7 +739,9 @@ def claim_costs(cells, paper_cells):
         rows.append([claim.split(".")[0], n, f"{s / 3600:.1f}", pn, f"{ps / 60:.0f}"])
     return ("**What each claim cost**: the runs behind each claims row (the cells it reads, with "
             "every budget and learning rate run for them; a run read by two rows counts in "
-            "each), and their run time.\n\n"
+            "each): CPU runs and hours at the quick scale (results/quick.jsonl), GPU runs and "
+            "minutes at the paper scale (results/paper.jsonl; each run's own time, runs packed on "
+            "one GPU each counted in full, so not GPU time). Probes and studies are not in it.\n\n"
             + table(["row", "CPU runs", "CPU-hours", "GPU runs", "GPU run-minutes"], rows))
 
 
@@ -750,17 +752,18 @@ def verdicts(cells, need=1, claims=None):
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
     minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
-    return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
-            "report.py; a row whose cells have another n shows it); the verdict follows the rule "
-            "in its row, in one of six words (FINDINGS, 'The verdict words'): reproduced; partly "
+    return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (a row whose cells have "
+            "another n shows it); the verdict follows the rule in its row, in one of six words "
+            "(docs/METHODS.md, 'The verdict words'): reproduced; partly "
             "(naming the tests that fail); not reproduced; inconclusive: seeds disagree (a cell "
             f"it reads has seeds more than {UNSTABLE} points apart, †); inconclusive: at the "
             "threshold (a test's line falls inside a cell's mean ± std, and the verdict turns on "
             "it); not yet run (a cell it reads has not run, has one run where the rule compares "
             "spreads, ran an earlier recipe (°), or waits for a doubling or a sweep: the row says)"
             + (f", or has fewer than {need} seeds" if need > 1 else "") + ". "
-            f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
-            "runs). Where the learning-rate sweep ran (Table 14), each cell is read at the lr its "
+            f"The {len(runs)} runs of this scale's tables and figures (Tables 1-8, 11-12 and the "
+            "claims' cells; not the studies, probes or benchmarks) took "
+            f"{minutes:.0f} minutes of run time (summed over runs). Where the learning-rate sweep ran (Table 14), each cell is read at the lr its "
             "sweep chose; the last column gives the verdict with every variant at the lr its task "
             "shares.\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence", "at the shared lr"],
@@ -1202,10 +1205,11 @@ TABLES = [
           ": for each claims row, the accuracy cells it reads at a budget (neither settled by "
           "doubling, Table 12, nor at their ceiling: every seed at "
           f"{100 * CEILING:g}% or more, or stopped at its target), the verdict with each such cell "
-          "raised to 100% alone (a bound on what more steps could do: where it changes, that "
+          "raised to 100% alone (what the row would read if more steps solved that cell; more steps "
+          "can also lower a cell, so this is no bound: where it changes, that "
           "cell's budget is the one to double next), and the doubled cells it waits for: their "
           f"doubling has not settled, or the budget read has fewer than {READ_SEEDS} seeds. Losses "
-          "(claim 8) and benchmarks (claim 7) are not bounded here.",
+          "(claim 8) and benchmarks (claim 7) are not raised here.",
           ["row", "verdict", "cells read at a budget", "verdict with one raised to 100%",
            "waits for (Table 12)"],
           lambda cells: verdict_budget_rows(cells),

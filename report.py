@@ -6,10 +6,10 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
     python report.py --check            # fails where a committed table, number or figure is stale
 
 Nothing here is typed by hand: every number comes from a record (mean ± std over seeds, n = the
-number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
-table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
-results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/, with plots/figures.json (what
+number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, and into the
+documents of DOCS (README.md, results/FINDINGS.md, docs/) the blocks between their markers: the
+claims table between `<!-- <scale>-verdicts -->` markers, the tables each between its
+`<!-- <scale>: Table N -->` markers (or all of them between `<!-- <scale>-tables -->` markers), and saves PNGs into plots/, with plots/figures.json (what
 each figure drawn from the records shows, for --check). Here: the claims and tables;
 records.py holds the rules (cells, prose), figures.py the figures, bench.py Table 7 and speed.
 """
@@ -39,8 +39,10 @@ from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUC
                      Tests, all_or_nothing, lr_grid, lr_text, more_solved, shared_lr, solved,
                      tuned_view, CAP)
 
-FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
-DOCS = ("README.md", FINDINGS)  # the documents report.py renders blocks and numbers into
+FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the claims table, the tables
+# the documents report.py renders blocks and numbers into, and --check reads (README: the glance;
+# docs/: the course and the operation of GPUs, each with its marked numbers)
+DOCS = ("README.md", FINDINGS, "docs/COURSE.md", "docs/OPERATIONS.md")
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
@@ -607,7 +609,8 @@ def claim_verdicts(rows, scale):
 
 
 def summary(cells, claims=None):
-    """One line for the top of the README: which of the paper's claims (1-8) reproduced; the rows
+    """One line for a document's top (a `<!-- quick-summary -->` block): which of the paper's
+    claims (1-8) reproduced, the claims table under its 'What reproduced' heading; the rows
     that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
     n, rows = claims or claim_rows(cells)
     by, again = collections.defaultdict(list), []
@@ -625,13 +628,16 @@ def summary(cells, claims=None):
             "[What reproduced](#what-reproduced).")
 
 
-def glance(rows, paper_rows):
+def glance(rows, paper_rows, path=None):
     """Results at a glance: each claim's verdict at both scales, from claim_rows' rows (quick,
-    then paper scale); the claims tables beside it give the numbers and the rules."""
+    then paper scale); the claims tables it links give the numbers and the rules. path: the
+    document it goes into (FINDINGS unless given), its links relative to that document."""
     paper = {r[0]: r[3] for r in paper_rows}
-    return ("**Results at a glance**: each claim's verdict, in the words defined below; the "
-            "numbers and the rule of each are in the claims tables (README, quick scale; "
-            "[tables_paper.md](tables_paper.md), paper scale).\n\n"
+    link = lambda f: os.path.relpath(f, os.path.dirname(path or FINDINGS) or ".")  # noqa: E731
+    return (f"**Results at a glance**: each claim's verdict, in the words [FINDINGS]"
+            f"({link(FINDINGS)}) defines; the numbers and the rule of each are in the claims "
+            f"tables ([FINDINGS]({link(FINDINGS)}), quick scale; [tables_paper.md]"
+            f"({link('results/tables_paper.md')}), paper scale).\n\n"
             + table(["claim", "paper", "CPU scale (quick)", "CPU, every variant at the shared lr",
                      "paper scale (GPU, width 512)"],
                     [[r[0], r[1], r[3], r[6], paper.get(r[0], NOT_RUN)] for r in rows]))
@@ -1406,20 +1412,21 @@ def render_all(scale, draw=True, recompute_init=False):
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
-    # each block goes between its markers in whichever document has them (README: the verdicts;
-    # FINDINGS: the tables), or one table where the text needs it (pieces), with each claim's
+    # each block goes between its markers in whichever document has them (README: the glance;
+    # FINDINGS: the verdicts, the tables), or one table where the text needs it (pieces), with each claim's
     # verdict sentence
     blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
     if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
         paper = scale_cells("paper")
-        blocks["glance"] = glance(rows[1], claim_rows(paper, need=3)[1])
+        blocks["glance"] = functools.partial(glance, rows[1], claim_rows(paper, need=3)[1])
         blocks["cost"] = claim_costs(cells, paper)
     placed = pieces("\n\n".join([claims, md, claim_verdicts(rows[1], scale)]))
     for path in DOCS:
         if os.path.exists(path):
             doc = open(path).read()
-            for block, text in blocks.items():
-                doc = between(doc, f"<!-- {scale}-{block} -->", text)
+            for block, text in blocks.items():  # (a callable block words its links for path)
+                doc = between(doc, f"<!-- {scale}-{block} -->",
+                              text(path) if callable(text) else text)
             for title, text in placed.items():
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
@@ -1431,13 +1438,13 @@ ANSWERS = "results/answers"  # the answer key's records (homework.py answers)
 
 def surfaces():
     """{name: (text, how)} of every surface whose prose states results, how records.unsourced
-    reads it: README and FINDINGS in full; run_all.sh's comments as method (the recipe: its
-    typed numbers); the handout's README as method too (it sets the exercises, as README's
-    Exercises section does) with its numbers rendered by homework.py; the answer key
-    (homework.answer_key_text, where homework.py has it and its records exist) in full, each of its
-    numbers rendered by homework.py from the records."""
+    reads it: the documents of DOCS (README, FINDINGS, docs/) in full; run_all.sh's comments as
+    method (the recipe: its typed numbers); the handout's README as method too (it sets the
+    exercises, as docs/COURSE.md's Exercises section does) with its numbers rendered by
+    homework.py; the answer key (homework.answer_key_text, where homework.py has it and its
+    records exist) in full, each of its numbers rendered by homework.py from the records."""
     import homework  # here, not at the top: report.py renders without it
-    out = {path: (open(path).read(), {}) for path in DOCS}
+    out = {path: (open(path).read(), {}) for path in DOCS if os.path.exists(path)}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = (comments(open("run_all.sh").read()), {"method": True})
     out["the handout's README"] = (homework.readme(list(homework.GRADING)),
@@ -1475,7 +1482,7 @@ def check():
                              + (diff[0] if diff else "    (lines added or removed)"))
     stale += UNFOUND + bench.queue_price_stale()
     stale += overclaims()
-    for path in DOCS:  # a block whose marker nothing renders stays empty
+    for path in filter(os.path.exists, DOCS):  # a block whose marker nothing renders stays empty
         for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
             if marker not in FILLED:
                 stale.append(f"{path}: no table or block is rendered between '{marker}' markers")

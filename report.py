@@ -628,16 +628,16 @@ def summary(cells, claims=None):
             "[What reproduced](#what-reproduced).")
 
 
-def glance(rows, paper_rows, path=None):
+def glance(rows, paper_rows, path=FINDINGS):
     """Results at a glance: each claim's verdict at both scales, from claim_rows' rows (quick,
     then paper scale); the claims tables it links give the numbers and the rules. path: the
-    document it goes into (FINDINGS unless given), its links relative to that document."""
+    document it goes into, its links relative to that document."""
     paper = {r[0]: r[3] for r in paper_rows}
-    link = lambda f: os.path.relpath(f, os.path.dirname(path or FINDINGS) or ".")  # noqa: E731
-    return (f"**Results at a glance**: each claim's verdict, in the words [FINDINGS]"
-            f"({link(FINDINGS)}) defines; the numbers and the rule of each are in the claims "
-            f"tables ([FINDINGS]({link(FINDINGS)}), quick scale; [tables_paper.md]"
-            f"({link('results/tables_paper.md')}), paper scale).\n\n"
+    link = lambda f: os.path.relpath(f, os.path.dirname(path) or ".")  # noqa: E731
+    home = "this file" if path == FINDINGS else f"[results/FINDINGS.md]({link(FINDINGS)})"
+    return ("**Results at a glance**: each claim's verdict at both scales; its numbers, its rule "
+            f"and what each verdict word means are in {home} (quick scale) and "
+            f"[tables_paper.md]({link('results/tables_paper.md')}) (paper scale).\n\n"
             + table(["claim", "paper", "CPU scale (quick)", "CPU, every variant at the shared lr",
                      "paper scale (GPU, width 512)"],
                     [[r[0], r[1], r[3], r[6], paper.get(r[0], NOT_RUN)] for r in rows]))

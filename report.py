@@ -9,8 +9,9 @@ Nothing here is typed by hand: every number comes from a record (mean ± std ove
 number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, and into the
 documents of DOCS (README.md, results/FINDINGS.md, docs/) the blocks between their markers: the
 claims table between `<!-- <scale>-verdicts -->` markers, the tables each between its
-`<!-- <scale>: Table N -->` markers (or all of them between `<!-- <scale>-tables -->` markers), and saves PNGs into plots/, with plots/figures.json (what
-each figure drawn from the records shows, for --check). Here: the claims and tables;
+`<!-- <scale>: Table N -->` markers (or all of them between `<!-- <scale>-tables -->` markers),
+and saves PNGs into plots/, with plots/figures.json (what each figure drawn from the records
+shows, for --check). Here: the claims and tables;
 records.py holds the rules (cells, prose), figures.py the figures, bench.py Table 7 and speed.
 """
 
@@ -39,10 +40,11 @@ from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUC
                      Tests, all_or_nothing, lr_grid, lr_text, more_solved, shared_lr, solved,
                      tuned_view, CAP)
 
-FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the claims table, the tables
-# the documents report.py renders blocks and numbers into, and --check reads (README: the glance;
-# docs/: the course and the operation of GPUs, each with its marked numbers)
-DOCS = ("README.md", FINDINGS, "docs/COURSE.md", "docs/OPERATIONS.md")
+FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
+METHODS, ENGINEERING = "docs/METHODS.md", "docs/ENGINEERING.md"  # how verdicts and runs are made
+COURSE, OPERATIONS = "docs/COURSE.md", "docs/OPERATIONS.md"  # the homework; GPUs and timing
+# the documents report.py renders blocks and numbers into, and --check reads
+DOCS = ("README.md", FINDINGS, METHODS, ENGINEERING, COURSE, OPERATIONS)
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
@@ -609,9 +611,8 @@ def claim_verdicts(rows, scale):
 
 
 def summary(cells, claims=None):
-    """One line for a document's top (a `<!-- quick-summary -->` block): which of the paper's
-    claims (1-8) reproduced, the claims table under its 'What reproduced' heading; the rows
-    that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
+    """One line for a document's top (a `<!-- quick-summary -->` block, in the README's
+    folder): which of the paper's claims (1-8) reproduced; the rows that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
     n, rows = claims or claim_rows(cells)
     by, again = collections.defaultdict(list), []
     for r in rows:  # (by the verdict's word: 'partly (fails: ...)' counts as partly)
@@ -624,23 +625,110 @@ def summary(cells, claims=None):
              (REPRODUCED, PARTLY, NOT_REPRODUCED, SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN) if w in by]
     return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's "
             f"{sum(map(len, by.values()))} claims, {'; '.join(parts)}; read again in another "
-            f"setting: {', '.join(again)}. The claims table is under "
-            "[What reproduced](#what-reproduced).")
+            f"setting: {', '.join(again)}. Each claim's numbers, rule and caveats: "
+            "[results/FINDINGS.md](results/FINDINGS.md).")
 
 
-def glance(rows, paper_rows, path=FINDINGS):
-    """Results at a glance: each claim's verdict at both scales, from claim_rows' rows (quick,
-    then paper scale); the claims tables it links give the numbers and the rules. path: the
-    document it goes into, its links relative to that document."""
-    paper = {r[0]: r[3] for r in paper_rows}
-    link = lambda f: os.path.relpath(f, os.path.dirname(path) or ".")  # noqa: E731
-    home = "this file" if path == FINDINGS else f"[results/FINDINGS.md]({link(FINDINGS)})"
-    return ("**Results at a glance**: each claim's verdict at both scales; its numbers, its rule "
-            f"and what each verdict word means are in {home} (quick scale) and "
-            f"[tables_paper.md]({link('results/tables_paper.md')}) (paper scale).\n\n"
-            + table(["claim", "paper", "CPU scale (quick)", "CPU, every variant at the shared lr",
-                     "paper scale (GPU, width 512)"],
-                    [[r[0], r[1], r[3], r[6], paper.get(r[0], NOT_RUN)] for r in rows]))
+# Results at a glance (issue 86): what to believe of each claim, and its main caveat, written by
+# hand for one verdict of one row: (row, verdict as claim_rows gives it) -> (sentence, caveat).
+# A row whose verdict has no sentence written for it shows '–', so a sentence never stands
+# beside a verdict it would contradict. 'partly' is keyed with the tests it names as failing.
+BELIEVE = {
+    ("1", REPRODUCED): (
+        "MixiT cannot retrieve: on needle, induction and hop it stays below half of Standard.",
+        "Small tasks (needle-6, induction-12, hop-3); MixiT does copy short strings (row 1c)."),
+    ("1c", NOT_RUN): (
+        "Nothing yet: the longer copies have not run.",
+        "Ours, not the paper's claim."),
+    ("2", REPRODUCED): (
+        "Frozen random queries and keys are enough to retrieve, and an induction head forms.",
+        "Only at the paper's N(0, 1/d) init: at the reference code's 0.02 Frozen-QK fails."),
+    ("3", NOT_RUN): (
+        "Nothing yet: the memorization cells are still being doubled.",
+        "Read with 64 heads, as the paper's MixiT has: with 4, MixiT trails on add."),
+    ("3ˢ", NOT_RUN): (
+        "Nothing yet: the memorization cells are still being doubled.",
+        "As claim 3."),
+    ("4", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
+        "MLPs memorize: Frozen-MLP stores the fewest bits per parameter and MixiT stays within "
+        "the rule's band of Frozen-QK, but Frozen-QK stores as many as Standard, not fewer.",
+        "A table no variant holds whole (width 16); each cell read where one more doubling of "
+        "its steps moved it by about a point or less, not at a ceiling."),
+    ("4ˢ", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
+        "The reference's hidden factors leave claim 4's reading as it is.",
+        "As claim 4."),
+    ("5", NOT_RUN): (
+        "Nothing yet: 64 heads solve addition where 1 head stays at the floor, but the seeds "
+        "of 4 and 16 heads disagree.",
+        "Add-4 at width 64, up to 64 heads; the paper goes to 256 at width 512."),
+    ("5ˢ", NOT_RUN): (
+        "Nothing yet: as shipped, the seeds of 4, 16 and 64 heads disagree.",
+        "As claim 5."),
+    ("6", SEEDS_DISAGREE): (
+        "Not settled: at 16 layers the seeds of Random and of MixiT each disagree.",
+        "At width 512 Random at the 1/d init solves add at every depth run (paper-scale Table 6)."),
+    ("6′", SEEDS_DISAGREE): (
+        "Not settled: 16-layer MixiT's seeds disagree.",
+        "Random at this init is far from solving add-3 already at 2 layers."),
+    ("7", f"{PARTLY} (fails: Frozen-QK ≥ half the paper's (11.95%))"): (
+        "Both train faster per sample than Standard; MixiT by at least half the paper's "
+        "figure, Frozen-QK by much less.",
+        "CPU benchmarks at width 128: a frozen W_Q, W_K skips only its weight-gradient matmul."),
+    ("8", REPRODUCED): (
+        "Frozen-QK's language model comes much closer to Standard's than MixiT's does.",
+        "MixiT barely beats a bigram model and trails the embeddings-only Random (claim 8)."),
+}
+
+
+def effect(ours, n):
+    """A claims row's numbers, short: its 'ours' without the notes in brackets (which table,
+    budget or lr, why it waits), its first clauses, and the seeds per cell (the row's n where it
+    names one, else the scale's)."""
+    named = re.findall(r"\(n = ([^;)]+)", ours)
+    s = re.sub(r" \(n = [^)]*\)", "", ours)
+    while True:  # the innermost brackets first; a bracket glued to a word, N(0, 1/d), stays
+        t = re.sub(r" \([^()]*\)", "", s)
+        if t == s:
+            break
+        s = t
+    out = []
+    for p in s.split("; "):
+        if out and len("; ".join(out + [p])) > 130:
+            out.append("…")
+            break
+        out.append(p)
+    s = "; ".join(out)
+    if not re.search(r"\d\.\d|\d%", s):  # every cell '–' (copy-8 names a size, not a result)
+        return NOT_RUN
+    return s + f" (n = {named[-1] if named else n})"
+
+
+def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
+    """Results at a glance: a row per claims row (claim_rows' rows, quick scale, then paper
+    scale, with their n): the paper's figure, ours at each scale, the verdict word, the verdict
+    at the shared lr, and BELIEVE's sentence and caveat for that verdict ('–' where none).
+    path: the document it goes into (FINDINGS, whose claims rows follow it, or one that links
+    them)."""
+    paper = {r[0]: r for r in paper_rows}
+    rows_at = ("below" if path == FINDINGS else "in [results/FINDINGS.md]("
+               + os.path.relpath(FINDINGS, os.path.dirname(path) or ".") + ")")
+    out = []
+    for r in rows:
+        number, word = r[0].split(".")[0], r[3].split(" (")[0]
+        p = paper.get(r[0])
+        theirs = effect(p[2], paper_n) if p else NOT_RUN
+        if p and theirs != NOT_RUN:
+            theirs += f"; verdict: {p[3]}"
+        believe, caveat = BELIEVE.get((number, r[3]), ("–", "–"))
+        out.append([r[0], r[1], effect(r[2], n), theirs, f"**{word}**", r[6].split(" (")[0],
+                    believe, caveat])
+    return ("**Results at a glance**: a row per claim. Ours: mean ± std over n seeds per cell "
+            f"(n = 1: a single run); the verdict by the rule of its claims row, {rows_at}; the "
+            "last two columns are written by hand for that verdict ('–' where the verdict has moved "
+            "since they were written).\n\n"
+            + table(["claim", "paper", "ours, CPU (quick)", "ours, GPU (paper scale, width 512)",
+                     "verdict", "verdict at the shared lr", "what to believe", "main caveat"],
+                    out))
 
 
 def claim_costs(cells, paper_cells):
@@ -658,7 +746,9 @@ def claim_costs(cells, paper_cells):
         rows.append([claim.split(".")[0], n, f"{s / 3600:.1f}", pn, f"{ps / 60:.0f}"])
     return ("**What each claim cost**: the runs behind each claims row (the cells it reads, with "
             "every budget and learning rate run for them; a run read by two rows counts in "
-            "each), and their run time.\n\n"
+            "each): CPU runs and hours at the quick scale (results/quick.jsonl), GPU runs and "
+            "minutes at the paper scale (results/paper.jsonl; each run's own time, runs packed on "
+            "one GPU each counted in full, so not GPU time). Probes and studies are not in it.\n\n"
             + table(["row", "CPU runs", "CPU-hours", "GPU runs", "GPU run-minutes"], rows))
 
 
@@ -669,17 +759,18 @@ def verdicts(cells, need=1, claims=None):
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
     minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
-    return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (records through "
-            "report.py; a row whose cells have another n shows it); the verdict follows the rule "
-            "in its row, in one of six words (FINDINGS, 'The verdict words'): reproduced; partly "
+    return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (a row whose cells have "
+            "another n shows it); the verdict follows the rule in its row, in one of six words "
+            "(docs/METHODS.md, 'The verdict words'): reproduced; partly "
             "(naming the tests that fail); not reproduced; inconclusive: seeds disagree (a cell "
             f"it reads has seeds more than {UNSTABLE} points apart, †); inconclusive: at the "
             "threshold (a test's line falls inside a cell's mean ± std, and the verdict turns on "
             "it); not yet run (a cell it reads has not run, has one run where the rule compares "
             "spreads, ran an earlier recipe (°), or waits for a doubling or a sweep: the row says)"
             + (f", or has fewer than {need} seeds" if need > 1 else "") + ". "
-            f"The {len(runs)} runs behind it took {minutes:.0f} minutes of run time (summed over "
-            "runs). Where the learning-rate sweep ran (Table 14), each cell is read at the lr its "
+            f"The {len(runs)} runs of this scale's tables and figures (Tables 1-8, 11-12 and the "
+            "claims' cells; not the studies, probes or benchmarks) took "
+            f"{minutes:.0f} minutes of run time (summed over runs). Where the learning-rate sweep ran (Table 14), each cell is read at the lr its "
             "sweep chose; the last column gives the verdict with every variant at the lr its task "
             "shares.\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence", "at the shared lr"],
@@ -1121,10 +1212,11 @@ TABLES = [
           ": for each claims row, the accuracy cells it reads at a budget (neither settled by "
           "doubling, Table 12, nor at their ceiling: every seed at "
           f"{100 * CEILING:g}% or more, or stopped at its target), the verdict with each such cell "
-          "raised to 100% alone (a bound on what more steps could do: where it changes, that "
+          "raised to 100% alone (what the row would read if more steps solved that cell; more steps "
+          "can also lower a cell, so this is no bound: where it changes, that "
           "cell's budget is the one to double next), and the doubled cells it waits for: their "
           f"doubling has not settled, or the budget read has fewer than {READ_SEEDS} seeds. Losses "
-          "(claim 8) and benchmarks (claim 7) are not bounded here.",
+          "(claim 8) and benchmarks (claim 7) are not raised here.",
           ["row", "verdict", "cells read at a budget", "verdict with one raised to 100%",
            "waits for (Table 12)"],
           lambda cells: verdict_budget_rows(cells),
@@ -1413,12 +1505,13 @@ def render_all(scale, draw=True, recompute_init=False):
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
     # each block goes between its markers in whichever document has them (README: the glance;
-    # FINDINGS: the verdicts, the tables), or one table where the text needs it (pieces), with each claim's
-    # verdict sentence
+    # FINDINGS: the glance, the verdicts, the tables), or one table where the text needs it
+    # (pieces), with each claim's verdict sentence
     blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
     if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
         paper = scale_cells("paper")
-        blocks["glance"] = functools.partial(glance, rows[1], claim_rows(paper, need=3)[1])
+        paper_n, paper_rows = claim_rows(paper, need=3)
+        blocks["glance"] = functools.partial(glance, rows[1], paper_rows, rows[0], paper_n)
         blocks["cost"] = claim_costs(cells, paper)
     placed = pieces("\n\n".join([claims, md, claim_verdicts(rows[1], scale)]))
     for path in DOCS:

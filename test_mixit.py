@@ -2675,16 +2675,33 @@ def test_a_claims_cost_counts_the_runs_of_its_cells_with_their_sweeps_and_ladder
     assert row == "| 8 | 11 | 4.0 | 0 | 0 |", row  # 9 x 20 min + 2 x 30 min
 
 
-def test_the_glance_table_gives_each_claim_its_verdict_at_both_scales():
-    """FINDINGS opens with report.glance: a row per claims row, its CPU verdict, its verdict at the
-    shared lr and the paper scale's verdict ('not yet run' where that scale has no row)."""
+def test_the_glance_table_gives_each_claim_its_verdict_at_both_scales(monkeypatch):
+    """FINDINGS opens with report.glance: a row per claims row, ours at each scale short (notes in
+    brackets dropped, n kept), the verdict word, its verdict at the shared lr, and the sentence and
+    caveat written for that row's verdict (report.BELIEVE): '–' where its verdict has none, so a
+    sentence written for one verdict never stands beside another."""
     import report
-    quick = [["1. a claim", "p1", "ours", "reproduced", "rule", "Table 1", "partly (fails: x)"],
-             ["2. another", "p2", "ours", "not yet run", "rule", "Table 2", "not yet run"]]
-    paper = [["1. a claim", "p1", "ours", "inconclusive: seeds disagree", "rule", "Table 1", "–"]]
-    rows = [l for l in report.glance(quick, paper).splitlines() if l.startswith("| 1.") or l.startswith("| 2.")]
-    assert rows == ["| 1. a claim | p1 | reproduced | partly (fails: x) | inconclusive: seeds disagree |",
-                    "| 2. another | p2 | not yet run | not yet run | not yet run |"]
+    monkeypatch.setattr(report, "BELIEVE", {("1", "reproduced"): ("MixiT cannot retrieve.", "small"),
+                                            ("2", "reproduced"): ("Frozen-QK retrieves.", "init")})
+    quick = [["1. a claim", "p1", "needle 0.4 ± 0.3 (Table 11) (n = 3)", "reproduced", "rule",
+              "Table 1", "partly (fails: x)"],
+             ["2. another", "p2", "hop 40.1 ± 0.2 at lr 3e-4", "not yet run", "rule", "Table 2",
+              "not yet run"]]
+    paper = [["1. a claim", "p1", "needle 10.2", "inconclusive: seeds disagree", "rule", "Table 1",
+              "–"]]
+    rows = [l for l in report.glance(quick, paper, "2 to 3", "1").splitlines()
+            if l.startswith(("| 1.", "| 2."))]
+    assert rows == [
+        "| 1. a claim | p1 | needle 0.4 ± 0.3 (n = 3) | needle 10.2 (n = 1); verdict: inconclusive: "
+        "seeds disagree | **reproduced** | partly | MixiT cannot retrieve. | small |",
+        "| 2. another | p2 | hop 40.1 ± 0.2 at lr 3e-4 (n = 2 to 3) | not yet run | **not yet run** "
+        "| not yet run | – | – |"], rows
+    # the same sentence is gone where the verdict moved: nothing is written for ('1', 'partly')
+    moved = [["1. a claim", "p1", "needle 40.0 ± 0.3", "partly (fails: needle)", "rule", "T", "–"]]
+    line = next(l for l in report.glance(moved, []).splitlines() if l.startswith("| 1."))
+    assert "MixiT cannot retrieve" not in line and line.endswith("| **partly** | – | – | – |"), line
+    for (row, v), (sentence, caveat) in report.BELIEVE.items():
+        assert sentence and caveat
 
 
 def test_a_ladder_that_still_moves_at_its_cap_is_read_there_as_not_converged():
@@ -4391,7 +4408,9 @@ def test_the_claims_table_states_its_cost_without_the_studies():
     rec = lambda s: {"final": {"acc": 0.5}, "wall_s": s}  # noqa: E731
     cells = {"t1/needle/mixit": [rec(60), rec(120)], "c3/add/mixit-heads64": [rec(60)],
              "t9/add/mixit_stdblock": [rec(6000)], "s1/add/mixit": [rec(6000)]}
-    assert "The 3 runs behind it took 4 minutes of run time" in report.verdicts(cells)
+    text = report.verdicts(cells)
+    assert "The 3 runs of this scale's tables and figures" in text, text[:600]
+    assert "took 4 minutes of run time" in text
 
 
 def test_draw_strength_reads_the_runs_own_initial_draw():
@@ -5896,7 +5915,8 @@ def test_readme_is_short_and_every_relative_link_resolves():
     import report
     readme = open(os.path.join(HERE, "README.md")).read()
     assert len(readme.splitlines()) <= 160, len(readme.splitlines())
-    assert {"README.md", "docs/COURSE.md", "docs/OPERATIONS.md"} <= set(report.DOCS)
+    assert {"README.md", "results/FINDINGS.md", "docs/COURSE.md", "docs/OPERATIONS.md",
+            "docs/METHODS.md", "docs/ENGINEERING.md"} <= set(report.DOCS)
     for doc in report.DOCS:
         text = open(os.path.join(HERE, doc)).read()
         links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)

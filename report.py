@@ -6,11 +6,12 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
     python report.py --check            # fails where a committed table, number or figure is stale
 
 Nothing here is typed by hand: every number comes from a record (mean ± std over seeds, n = the
-number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
-table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
-results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/, with plots/figures.json (what
-each figure drawn from the records shows, for --check). Here: the claims and tables;
+number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, and into the
+documents of DOCS (README.md, results/FINDINGS.md, docs/) the blocks between their markers: the
+claims table between `<!-- <scale>-verdicts -->` markers, the tables each between its
+`<!-- <scale>: Table N -->` markers (or all of them between `<!-- <scale>-tables -->` markers),
+and saves PNGs into plots/, with plots/figures.json (what each figure drawn from the records
+shows, for --check). Here: the claims and tables;
 records.py holds the rules (cells, prose), figures.py the figures, bench.py Table 7 and speed.
 """
 
@@ -39,9 +40,11 @@ from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUC
                      Tests, all_or_nothing, lr_grid, lr_text, more_solved, shared_lr, solved,
                      tuned_view, CAP)
 
-FINDINGS = "results/FINDINGS.md"  # the long tables live here; the README holds the verdicts
+FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
 METHODS, ENGINEERING = "docs/METHODS.md", "docs/ENGINEERING.md"  # how verdicts and runs are made
-DOCS = ("README.md", FINDINGS, METHODS, ENGINEERING)  # the documents report.py renders into
+COURSE, OPERATIONS = "docs/COURSE.md", "docs/OPERATIONS.md"  # the homework; GPUs and timing
+# the documents report.py renders blocks and numbers into, and --check reads
+DOCS = ("README.md", FINDINGS, METHODS, ENGINEERING, COURSE, OPERATIONS)
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
@@ -608,8 +611,8 @@ def claim_verdicts(rows, scale):
 
 
 def summary(cells, claims=None):
-    """One line for the top of the README: which of the paper's claims (1-8) reproduced; the rows
-    that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
+    """One line for a document's top (a `<!-- quick-summary -->` block, in the README's
+    folder): which of the paper's claims (1-8) reproduced; the rows that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
     n, rows = claims or claim_rows(cells)
     by, again = collections.defaultdict(list), []
     for r in rows:  # (by the verdict's word: 'partly (fails: ...)' counts as partly)
@@ -700,11 +703,15 @@ def effect(ours, n):
     return s + f" (n = {named[-1] if named else n})"
 
 
-def glance(rows, paper_rows, n="", paper_n=""):
+def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
     """Results at a glance: a row per claims row (claim_rows' rows, quick scale, then paper
     scale, with their n): the paper's figure, ours at each scale, the verdict word, the verdict
-    at the shared lr, and BELIEVE's sentence and caveat for that verdict ('–' where none)."""
+    at the shared lr, and BELIEVE's sentence and caveat for that verdict ('–' where none).
+    path: the document it goes into (FINDINGS, whose claims rows follow it, or one that links
+    them)."""
     paper = {r[0]: r for r in paper_rows}
+    rows_at = ("below" if path == FINDINGS else "in [results/FINDINGS.md]("
+               + os.path.relpath(FINDINGS, os.path.dirname(path) or ".") + ")")
     out = []
     for r in rows:
         number, word = r[0].split(".")[0], r[3].split(" (")[0]
@@ -716,8 +723,8 @@ def glance(rows, paper_rows, n="", paper_n=""):
         out.append([r[0], r[1], effect(r[2], n), theirs, f"**{word}**", r[6].split(" (")[0],
                     believe, caveat])
     return ("**Results at a glance**: a row per claim. Ours: mean ± std over n seeds per cell "
-            "(n = 1: a single run); the verdict by the rule of its claims row, below; the last "
-            "two columns are written by hand for that verdict ('–' where the verdict has moved "
+            f"(n = 1: a single run); the verdict by the rule of its claims row, {rows_at}; the "
+            "last two columns are written by hand for that verdict ('–' where the verdict has moved "
             "since they were written).\n\n"
             + table(["claim", "paper", "ours, CPU (quick)", "ours, GPU (paper scale, width 512)",
                      "verdict", "verdict at the shared lr", "what to believe", "main caveat"],
@@ -1497,21 +1504,22 @@ def render_all(scale, draw=True, recompute_init=False):
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
-    # each block goes between its markers in whichever document has them (README: the verdicts;
-    # FINDINGS: the tables), or one table where the text needs it (pieces), with each claim's
-    # verdict sentence
+    # each block goes between its markers in whichever document has them (README: the glance;
+    # FINDINGS: the glance, the verdicts, the tables), or one table where the text needs it
+    # (pieces), with each claim's verdict sentence
     blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
     if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
         paper = scale_cells("paper")
         paper_n, paper_rows = claim_rows(paper, need=3)
-        blocks["glance"] = glance(rows[1], paper_rows, rows[0], paper_n)
+        blocks["glance"] = functools.partial(glance, rows[1], paper_rows, rows[0], paper_n)
         blocks["cost"] = claim_costs(cells, paper)
     placed = pieces("\n\n".join([claims, md, claim_verdicts(rows[1], scale)]))
     for path in DOCS:
         if os.path.exists(path):
             doc = open(path).read()
-            for block, text in blocks.items():
-                doc = between(doc, f"<!-- {scale}-{block} -->", text)
+            for block, text in blocks.items():  # (a callable block words its links for path)
+                doc = between(doc, f"<!-- {scale}-{block} -->",
+                              text(path) if callable(text) else text)
             for title, text in placed.items():
                 doc = between(doc, f"<!-- {scale}: {title} -->", text)
             out[path] = fill_numbers(doc, path)
@@ -1523,13 +1531,13 @@ ANSWERS = "results/answers"  # the answer key's records (homework.py answers)
 
 def surfaces():
     """{name: (text, how)} of every surface whose prose states results, how records.unsourced
-    reads it: README and FINDINGS in full; run_all.sh's comments as method (the recipe: its
-    typed numbers); the handout's README as method too (it sets the exercises, as README's
-    Exercises section does) with its numbers rendered by homework.py; the answer key
-    (homework.answer_key_text, where homework.py has it and its records exist) in full, each of its
-    numbers rendered by homework.py from the records."""
+    reads it: the documents of DOCS (README, FINDINGS, docs/) in full; run_all.sh's comments as
+    method (the recipe: its typed numbers); the handout's README as method too (it sets the
+    exercises, as docs/COURSE.md's Exercises section does) with its numbers rendered by
+    homework.py; the answer key (homework.answer_key_text, where homework.py has it and its
+    records exist) in full, each of its numbers rendered by homework.py from the records."""
     import homework  # here, not at the top: report.py renders without it
-    out = {path: (open(path).read(), {}) for path in DOCS}
+    out = {path: (open(path).read(), {}) for path in DOCS if os.path.exists(path)}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = (comments(open("run_all.sh").read()), {"method": True})
     out["the handout's README"] = (homework.readme(list(homework.GRADING)),
@@ -1567,7 +1575,7 @@ def check():
                              + (diff[0] if diff else "    (lines added or removed)"))
     stale += UNFOUND + bench.queue_price_stale()
     stale += overclaims()
-    for path in DOCS:  # a block whose marker nothing renders stays empty
+    for path in filter(os.path.exists, DOCS):  # a block whose marker nothing renders stays empty
         for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
             if marker not in FILLED:
                 stale.append(f"{path}: no table or block is rendered between '{marker}' markers")

@@ -3184,8 +3184,8 @@ def test_the_queue_check_runs_python_from_its_own_interpreter_not_from_path(tmp_
 
 def test_every_record_cited_as_evidence_exists():
     """The paper-scale recipe in run_all.sh cites the records behind each setting (`x/...`,
-    `t4/memorize/standard/s0`), and FINDINGS and README name records in backticks: every such
-    name (a tag, a glob of tags, or a cell without its /sN) matches a committed record, so a
+    `t4/memorize/standard/s0`), and the documents (report.DOCS) name records in backticks: every
+    such name (a tag, a glob of tags, or a cell without its /sN) matches a committed record, so a
     renamed or never-run probe cannot be cited."""
     tags = [json.loads(line)["config"]["tag"] for path in os.listdir(os.path.join(HERE, "results"))
             if path.endswith(".jsonl") and not path.startswith("queue")
@@ -3196,7 +3196,8 @@ def test_every_record_cited_as_evidence_exists():
     recipe = recipe[:recipe.index("\nfi\n")]                 # the paper scale's settings
     cited = re.findall(rf"(?<![\w/]){name}", "\n".join(
         line.split("#", 1)[1] for line in recipe.splitlines() if "#" in line))
-    for doc in ("README.md", "results/FINDINGS.md", "docs/METHODS.md", "docs/ENGINEERING.md"):
+    import report
+    for doc in report.DOCS:
         cited += re.findall(rf"`({name})`", open(os.path.join(HERE, doc)).read())
     assert len(cited) > 20
     missing = sorted({c for c in cited if not any(re.fullmatch(
@@ -4281,7 +4282,7 @@ def layout_misfits(caption, grid):
 
 
 def test_every_caption_that_names_a_layout_fits_its_figure():
-    """Where README.md or FINDINGS.md says where to look in a figure ('(left)', 'top row',
+    """Where a document (report.DOCS) says where to look in a figure ('(left)', 'top row',
     'third column', '2 × 4'), the figure's grid of panels agrees (figures.grid, saved in its PNG
     when drawn). A figure's caption: the paragraph that names it, and the paragraph above where
     that one is the image alone. 'Left' and 'right' on a 2 × 4 grid of maps is the misfit this
@@ -4292,8 +4293,9 @@ def test_every_caption_that_names_a_layout_fits_its_figure():
     assert not layout_misfits("the induction head (bottom row, third column)", "2 x 4")
     assert layout_misfits("a 2 × 4 grid", "1 x 2") and not layout_misfits("a 2 × 4 grid", "2 x 4")
     assert not layout_misfits("attention from the query to the token right after it", None)
+    import report
     found = []
-    for doc in ("README.md", "results/FINDINGS.md", "docs/METHODS.md", "docs/ENGINEERING.md"):
+    for doc in report.DOCS:
         paras = re.split(r"\n\s*\n", open(os.path.join(HERE, doc)).read())
         for i, para in enumerate(paras):
             for name in re.findall(r"plots/([\w.-]+\.(?:png|gif))", para):
@@ -5384,7 +5386,8 @@ def test_homework_grade_of_a_class_says_on_stderr_why_it_exits_1(tmp_path, capsy
 
 def test_handout_has_no_answer_key_and_shows_the_readmes_list_of_exercises(tmp_path):
     """No file of the handout holds the answer key or names the `answers` command; the handout's
-    README and this repository's README give the same list of exercises (homework.EXERCISES)."""
+    README and this repository's course page (docs/COURSE.md) give the same list of exercises
+    (homework.EXERCISES)."""
     import homework
     dest = tmp_path / "hw"
     homework.handout(str(dest))
@@ -5395,8 +5398,8 @@ def test_handout_has_no_answer_key_and_shows_the_readmes_list_of_exercises(tmp_p
             assert secret.encode() not in data, (path, secret)
     listed = homework.exercise_list()
     assert listed in (dest / "README.md").read_text()
-    readme = open(os.path.join(HERE, "README.md")).read()
-    assert readme.split(homework.README_MARK)[1].strip() == listed
+    course = open(os.path.join(HERE, "docs", "COURSE.md")).read()
+    assert course.split(homework.README_MARK)[1].strip() == listed
     for i, ex in enumerate(homework.EXERCISES, 1):
         flat = " ".join(listed.split())  # (the list is wrapped at 96 characters)
         assert f"{i}. {ex.question}" in flat and ex.hand_in in flat
@@ -5650,13 +5653,12 @@ def test_check_catches_each_planted_kind_on_every_surface(surfaces, kind, senten
 
 
 def test_the_committed_surfaces_pass_and_every_surface_is_read(surfaces):
-    """The committed README, FINDINGS, run_all.sh's comments, the handout's README and the answer
-    key (where homework.py has answer_key_text) state no result without its marker or label, and
-    type no number; report.py --check reads every one of them."""
+    """The committed documents (README, FINDINGS, docs/), run_all.sh's comments, the handout's
+    README and the answer key (where homework.py has answer_key_text) state no result without its
+    marker or label, and type no number; report.py --check reads every one of them."""
     import homework
     import report
-    names = {"README.md", "results/FINDINGS.md", "docs/METHODS.md", "docs/ENGINEERING.md",
-             "run_all.sh (comments)", "the handout's README"}
+    names = {*report.DOCS, "run_all.sh (comments)", "the handout's README"}
     names |= {"the answer key"} if hasattr(homework, "answer_key_text") else set()
     assert names <= set(surfaces)
     assert report.overclaims(surfaces) == []
@@ -5906,14 +5908,16 @@ def test_covariance_at_init_reads_its_json_and_draws_models_only_when_asked(monk
 
 
 def test_readme_is_short_and_every_relative_link_resolves():
-    """README stays at 290 lines or fewer (250 until issue 55 put the exercises in it, each with
-    its commands, what to hand in and its time; 275 until issue 61 wrote each exercise's width,
-    steps and dtype into its commands and issue 62 the task table's three sizes and the CPU
-    tip); every relative link of README and FINDINGS
-    (Markdown links and images) names a file or folder that exists, relative to the document."""
+    """README stays at 160 lines or fewer (290 until issue 86 moved the course to docs/COURSE.md,
+    the GPU and timing notes to docs/OPERATIONS.md and the claims table to FINDINGS); every
+    document report.py renders (report.DOCS) exists, and every relative link of each (Markdown
+    links and images) names a file or folder that exists, relative to the document."""
+    import report
     readme = open(os.path.join(HERE, "README.md")).read()
-    assert len(readme.splitlines()) <= 290, len(readme.splitlines())
-    for doc in ("README.md", "results/FINDINGS.md", "docs/METHODS.md", "docs/ENGINEERING.md"):
+    assert len(readme.splitlines()) <= 160, len(readme.splitlines())
+    assert {"README.md", "results/FINDINGS.md", "docs/COURSE.md", "docs/OPERATIONS.md",
+            "docs/METHODS.md", "docs/ENGINEERING.md"} <= set(report.DOCS)
+    for doc in report.DOCS:
         text = open(os.path.join(HERE, doc)).read()
         links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
         assert links, doc

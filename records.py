@@ -8,8 +8,7 @@ only beyond their seeds' spread (`differ`, `same`), a cell whose seeds lie far a
 † (`unstable`), and each task has a floor, the best trivial rule on its test set (`baseline`).
 report.py renders the tables and claims with these, figures.py draws with them. The claims'
 thresholds are read across each cell's spread (`over_spread`, `outcome`); the prose's numbers and
-words of comparison come from markers (`number`), and `unsourced` finds a sentence that states a
-result without its marker (issue 63).
+words of comparison come from markers (`number`), and `unsourced` finds a number typed by hand.
 """
 
 import collections
@@ -302,38 +301,14 @@ def draw_values(runs, task):
 
 
 # -----------------------------------------------------------------------------
-# The rule for the prose, by structure (issue 63; it replaces the word lists of issues 46 and
-# 54). A sentence that speaks of our variants, tasks, cells, tables, claims or runs (OBJECT: the
-# names come from NAMES and tasks.TASKS, the rest is the shape of a tag, "claim N", "Table N", a
-# run's nouns and the pronouns that stand for them) asserts a result. It carries the marker that
-# renders it (`<!--= ... -->`, "Numbers in prose" below), each of its clauses that names such a
-# thing its own, or it wears a label that a reader sees (LABEL: Hypothesis, Method, Figure, the
-# paper's own words attributed; "untested" or "hypothesis" in it marks a hypothesis). Naming a
-# table is not a source. A sentence that only points to a file or section is none of these.
-# The sections of METHOD say how the runs are made, and UNREAD set exercises: neither asserts.
-# And no sentence anywhere types a number that no marker renders (typed_numbers), but for one
-# that names a thing (NAMED: Table 4, claim 3, issue 63, a date, a version, an expression) or a
-# setting (a width, an lr, a count of steps, heads, layers, pairs...). A count of runs, seeds,
-# benchmarks, machines or threads is a result (COUNT), and so is every number with a unit of
-# measure: it comes from a marker. A word list would miss what it lacks; this rule fails what
-# it does not know. It reads structure, not meaning: a reviewer still reads what a label says.
+# The rule for the prose: no sentence types a number that no marker renders (`<!--= ... -->`,
+# "Numbers in prose" below), but for one that names a thing (NAMED: Table 4, claim 3, a date, a
+# version, an expression) or a setting (a width, an lr, a count of steps, heads, layers,
+# pairs...). A count of runs, seeds, benchmarks, machines or threads is a result (COUNT), and so
+# is every number with a unit of measure: it comes from a marker. Nor does prose type a verdict
+# word in quotes: the claims table renders each row's. UNREAD sections set exercises.
 
-METHOD = ("How the tables were made", "Set up and run", "The variants", "The tasks",
-          "Words used below", "Reproducing it yourself", "Extending", "Recipe differences")
 UNREAD = ("Homework", "Exercises")
-LABEL = re.compile(r"^[\s*_(\[]*(Hypothesis|Method|Figure|The paper|In the paper|Paper|"
-                   r"What the paper|Hand in|The student runs)\b")
-# A surface that code renders from the records (the answer key) cites them by paragraph: a
-# paragraph that names its records' tags in code (`ex1/copy/frozen_qk/s*`) is theirs
-CITED = re.compile(r"`[a-z]+\d*/[\w./*+-]+`")
-MARKED = re.compile(r"\b(hypothes[ie]s|untested)\b", re.I)
-_WORDS = {w for name in NAMES.values() for w in re.findall(r"[A-Z][\w-]+", name)}
-OBJECT = re.compile(
-    r"\b(" + "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True)) + r")\b|"
-    r"\b(" + "|".join(tasks.TASKS) + r"|memorization|addition)\b|\b[a-z]\d*/[a-z_]+|"
-    r"\b(claims?|rows?|tables?|runs?|seeds?|cells?|records?|curves?|benchmarks?|models?|"
-    r"verdicts?|we|our|ours|it|its|they|their|them|this|these|both|each|neither|every)\b", re.I)
-POINTER = re.compile(r"\]\(|\b[\w-]+\.(md|py|sh|jsonl)\b|\bFINDINGS\b|\bREADME\b")
 NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 COUNT = re.compile(rf"(?<![\w.-])(\d+|{NUMBER_WORDS})\s+(seeds?|runs?|benchmarks?|records?|"
                    r"threads?|machines?|GPUs?|CPUs?|kinds?|sessions?)\b|(?<![\w.-])\d+ of\b|"
@@ -357,10 +332,8 @@ UNIT = re.compile(r"^\s*(%|±|x\b|×|points?\b|bits?\b|nats?\b|ms\b|[KMG]B\b|min
 
 
 def prose(doc):
-    """The sentences of a Markdown document's running text: without code blocks, tables,
-    rendered blocks (between `<!-- scale: ... -->` lines), headings, images and comments."""
-    doc = re.sub(r"```.*?```", "", doc, flags=re.S)
-    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)
+    """The sentences of a Markdown section's running text: without tables, headings, images and
+    comments."""
     lines = ["" if not line.strip() or line.lstrip().startswith(("|", "#", "![")) or
              re.fullmatch(r"\s*<!--[^=].*-->\s*", line) else line for line in doc.splitlines()]
     # a paragraph, and a list item, starts a sentence of its own, whatever came before it ended with
@@ -377,9 +350,9 @@ def bare(sentence):
     return re.sub(r"`[^`]*`|\]\([^)]*\)|https?://\S+", " ", s)
 
 
-def typed_numbers(text, spans=False):
+def typed_numbers(text):
     """The numbers of a bare sentence that no marker renders and that name neither a thing nor a
-    setting, and its counts of runs (COUNT); with spans=True, where they stand."""
+    setting, and its counts of runs (COUNT)."""
     named = [m.span() for m in NAMED.finditer(text)]
     out = [m.span() for m in COUNT.finditer(text)]
     for m in DIGITS_RE.finditer(text):
@@ -393,85 +366,35 @@ def typed_numbers(text, spans=False):
                 or re.search(r"[A-Za-z]-$", before)  # copy-8, needle-30: a task's size
                 or re.match(r"-(hop|head|layer|step|digit|core|bit|seed)", after)):
             out.append((a, b))
-    return sorted(out) if spans else [text[a:b] for a, b in sorted(out)]
+    return [text[a:b] for a, b in sorted(out)]
 
 
-_CLAUSE = re.compile(r";|:\s|\s—\s|,\s+(?=(and|but|while|so|which|whereas|where)\b)|"
-                     r"\s(?=and (so|also)\b)")
-
-
-def clauses(sentence):
-    """A bare sentence's clauses: split where a clause ends (; : — ', and' ...) outside brackets
-    and quotes."""
-    out, depth, start, quote = [], 0, 0, False
-    for i, ch in enumerate(sentence):
-        depth = depth + (ch in "([") - (ch in ")]" and depth > 0)
-        quote ^= ch == '"'
-        if depth == 0 and not quote and _CLAUSE.match(sentence, i):
-            out.append(sentence[start:i])
-            start = i + 1
-    return out + [sentence[start:]]
-
-
-# A verdict word quoted in prose ('"partly"') states a claims row's verdict by hand: the claims
-# table renders verdicts from the records, and prose points to its row instead.
 TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconclusive|not yet run)"
                            r"[.,]?[\"”'’]", re.I)
 
 
-def unsourced(doc, method=False, rendered=False):
+def unsourced(doc):
     """(kind, sentence) for each sentence of a Markdown doc that breaks the rule above: 'typed
-    number', 'typed verdict' (TYPED_VERDICT), 'the paper's words hold ours', 'result without its
-    marker', 'clause without its marker', and 'a conclusion from a † or n = 1 cell' (a sentence
-    whose marker renders † or n = 1 and that goes on in a clause no marker renders, with no
-    hypothesis mark). method=True: the whole doc says how runs are made (run_all.sh's
-    comments), so only typed numbers and verdicts are read. rendered=True: code wrote the doc
-    from the records (the answer key), so each of its numbers is rendered, and the labels are
-    read."""
-    doc = re.sub(r"```.*?```", "", doc, flags=re.S)
-    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)  # rendered blocks
+    number' or 'typed verdict'. The paper's numbers, in '(paper ...)', are the paper's."""
+    doc = re.sub(r"```.*?```", "", doc, flags=re.S)  # code blocks, and rendered blocks (between
+    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)  # <!-- X --> lines)
     parts = re.split(r"^#{1,6} (.*)$", doc, flags=re.M)
     found = []
     for heading, text in zip([""] + parts[1::2], parts[::2]):
         if heading.startswith(UNREAD):
             continue
-        method_here = method or heading.startswith(METHOD)
-        for para in re.split(r"\n\s*\n", text):
-            labelled = bool(LABEL.match(re.sub(r"^\s*([-*]|\d+\.)\s+", "", para)))
-            if rendered and (CITED.search(para) or re.fullmatch(r"\*\*[^*]+\*\*", para.strip())):
-                continue  # code wrote it from the records it cites; or an exercise's statement
-            for s in prose(para):
-                paper = re.findall(r"\(paper\b(?!-)[^)]*\)", s)
-                b = bare(re.sub(r"\(paper\b(?!-)[^)]*\)", " ", s))
-                if rendered:  # each measured number is homework.py's, from the records
-                    for x, y in reversed(typed_numbers(b, spans=True)):
-                        b = b[:x] + " ⟦m⟧ " + b[y:]
-                if typed_numbers(b):
-                    found.append(("typed number", s))
-                elif TYPED_VERDICT.search(b):
-                    found.append(("typed verdict", s))
-                elif any(re.search(r"\b(we|our|ours|us)\b|<!--=", p, re.I) for p in paper):
-                    found.append(("the paper's words hold ours", s))
-                elif (method_here or labelled or LABEL.match(s) or MARKED.search(s)
-                      or re.search(r"\?\W*$", s)  # a question asserts nothing
-                      or not OBJECT.search(b.replace("⟦m⟧", ""))):
-                    continue
-                elif "⟦m⟧" not in b:
-                    if not (POINTER.search(s) and not re.search(
-                            rf"\b({'|'.join(_WORDS)})\b|\b[a-z]\d*/[a-z_]+", b)):
-                        found.append(("result without its marker", s))
-                elif any("⟦m⟧" not in c and OBJECT.search(c) and not MARKED.search(c)
-                         for c in clauses(b)):
-                    found.append(("clause without its marker", s))
-                elif (re.search(r"<!--=[^>]*-->[^<]*(†|\(n = 1\))", s) and not MARKED.search(s)
-                      and any("⟦m⟧" not in c and c.strip(" .,") for c in clauses(b))):
-                    found.append(("a conclusion from a † or n = 1 cell", s))
+        for s in prose(text):
+            b = bare(re.sub(r"\(paper\b(?!-)[^)]*\)", " ", s))
+            if typed_numbers(b):
+                found.append(("typed number", s))
+            elif TYPED_VERDICT.search(b):
+                found.append(("typed verdict", s))
     return found
 
 
 def comments(script):
     """A shell script's comments as Markdown paragraphs (a blank comment line or code between
-    two comments ends one), for unsourced(..., method=True)."""
+    two comments ends one), for unsourced."""
     paras, cur = [], []
     for line in script.splitlines():
         whole = re.match(r"\s*#(?!!)\s?(.*)$", line)

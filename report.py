@@ -1426,35 +1426,21 @@ def render_all(scale, draw=True, recompute_init=False):
     return out
 
 
-ANSWERS = "results/answers"  # the answer key's records (homework.py answers)
-
-
 def surfaces():
-    """{name: (text, how)} of every surface whose prose states results, how records.unsourced
-    reads it: README and FINDINGS in full; run_all.sh's comments as method (the recipe: its
-    typed numbers); the handout's README as method too (it sets the exercises, as README's
-    Exercises section does) with its numbers rendered by homework.py; the answer key
-    (homework.answer_key_text, where homework.py has it and its records exist) in full, each of its
-    numbers rendered by homework.py from the records."""
-    import homework  # here, not at the top: report.py renders without it
-    out = {path: (open(path).read(), {}) for path in DOCS}
+    """{name: text} of every surface whose prose states results: README and FINDINGS, and
+    run_all.sh's comments (the recipe: its typed numbers)."""
+    out = {path: open(path).read() for path in DOCS}
     if os.path.exists("run_all.sh"):
-        out["run_all.sh (comments)"] = (comments(open("run_all.sh").read()), {"method": True})
-    out["the handout's README"] = (homework.readme(list(homework.GRADING)),
-                                   {"method": True, "rendered": True})
-    key = getattr(homework, "answer_key_text", None)
-    if key and os.path.isdir(ANSWERS):
-        out["the answer key"] = (key(ANSWERS), {"rendered": True})
+        out["run_all.sh (comments)"] = comments(open("run_all.sh").read())
     return out
 
 
 def overclaims(docs=None):
-    """One line for each sentence of each surface (or of docs, {name: (text, how)}) that states
-    a result without the marker that renders it or a label, or types a number (records.unsourced,
-    the rule by structure)."""
+    """One line for each sentence of each surface (or of docs, {name: text}) that types a number
+    or a verdict that no marker renders (records.unsourced)."""
     docs = surfaces() if docs is None else docs
     return [f"{name}: {kind} (records.unsourced): {s[:240]}"
-            for name, (text, how) in docs.items() for kind, s in unsourced(text, **how)]
+            for name, text in docs.items() for kind, s in unsourced(text)]
 
 
 def check():

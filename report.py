@@ -68,8 +68,7 @@ def add_setting(cfg):
 
 
 def depth_rows(cells):
-    """{row: {depth: cell}} for Table 6b. The 64-head MixiT row at Table 5's setting borrows its
-    2-layer cell from Table 5 (run_all.sh does not run one configuration twice)."""
+    """{row: {depth: cell}} for Table 6b; the 64-head MixiT row's 2-layer cell is Table 5's."""
     rows = {}
     for row in DEPTH_ROWS:
         at = at_depths(cells, f"c6/add/{row}")
@@ -81,9 +80,8 @@ def depth_rows(cells):
 
 
 def depth_table(cells, claims=False):
-    """([(row name, {depth: cell})], the depths of any row) of Table 6, or of Table 6b (claims).
-    Table 6: Random (at the scale's lr, and at the reference's 1e-2 where run: random-lr1e-2)
-    first, then MixiT. Table 6b: each row's setting is read off its shallowest cell's first run."""
+    """([(row name, {depth: cell})], every depth) of Table 6 (Random's rows first), or of Table 6b
+    (claims: each row's setting read off its shallowest cell)."""
     if claims:
         first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
         rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
@@ -98,12 +96,9 @@ def depth_table(cells, claims=False):
 
 
 def depth_pairs(cells, init=""):
-    """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
-    (Random's depths), (MixiT's depths), where). Table 6b's (its recipe chosen so that Random can
-    add at 2 layers, and so can collapse) where it has two depths, else Table 6's; None where
-    neither has two depths of both variants.
-    init "_ref": Random's row at the reference's init, all else equal (Table 6: both rows at the
-    reference's lr 1e-2 where Random ran at it, as the reference-init row did)."""
+    """((Random's shallowest, deepest), (MixiT's), (Random's depths), (MixiT's), where) of claim 6:
+    Table 6b's (where Random can add at 2 layers, and so can collapse) where it has two depths,
+    else Table 6's; None where neither has. init '_ref': Random at the reference's init."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
     ran, mix = rows.get(f"random{init}-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
     where = "Table 6b"
@@ -121,8 +116,8 @@ def depth_pairs(cells, init=""):
 
 
 def depth_lines(cells, claims=False):
-    """Tables 6 and 6b: for each row a line of accuracies and one of token covariances, a column
-    per depth ('–' where not run)."""
+    """Tables 6 and 6b: for each row a line of accuracies and one of token covariances, a column per
+    depth."""
     rows, depths = depth_table(cells, claims)
     return [[name, metric] + [Cell(at[d], key) if d in at else "–" for d in depths]
             for name, at in rows
@@ -139,8 +134,8 @@ def depth_lines(cells, claims=False):
 
 
 class Reader:
-    """What a judge needs from the cells: each seed's final value, means, text, the longer run.
-    base: the cells that decide which cells a row reads (a re-reading row reads its parent's)."""
+    """What a judge reads of the cells. base: the cells that decide which cells a row reads (a
+    re-reading row reads its parent's)."""
 
     def __init__(self, cells, base=None):
         self.cells, self.base = cells, base or cells
@@ -166,8 +161,7 @@ class Reader:
 
 def on_each(A, groups, test, table, vs=False):
     """Claims 1-3, a rule that must hold on each task: groups {task: its cells}, test(*their
-    values) one test per task. Shows each task's first cell (with vs: 'first vs second'), and
-    says where it is Table 11's longer run."""
+    values). Shows each task's first cell (vs: 'first vs second')."""
     def label(t, c):  # the task, and where its cell is a longer run than Table 1's or 3's
         return t + (" (MixiT 64 heads)" if "heads64" in c else " (Table 11)" * c.startswith("c"))
     reads = [c for g in groups.values() for c in g]
@@ -198,8 +192,8 @@ COPY_LENGTHS = {8: "c1/copy", 16: "c1/copy16", 32: "c1/copy32"}  # (8: Table 11'
 
 
 def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
-    """MixiT and Standard copying strings of up to 8, 16 and 32 tokens, each cell read where its
-    doubling settled (records.readable; copy-8 is not doubled: its seeds sit at the ceiling)."""
+    """MixiT and Standard copying up to 8, 16 and 32 tokens, each read where its doubling settled
+    (copy-8 is not doubled: its seeds sit at the ceiling)."""
     cells = {(v, L): f"{c}/{v}" for L, c in COPY_LENGTHS.items() for v in ("mixit", "standard")}
     read = {k: capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c for k, c in cells.items()}
     ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) + at_cap(A, read[v, L])
@@ -243,11 +237,9 @@ def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's Mi
 
 
 def capacity_order(A):  # (4), in bits per trainable parameter, each cell read at capacity
-    """Claim 4 reads Table 11's capacity cells (`run_all.sh --claims`), each at the budget its
-    doubling settled (Table 12, records.read_budget) with READ_SEEDS seeds; where a cell has not
-    settled, or lacks those seeds, the row shows where it stands and gives no verdict. Without
-    those cells (the paper scale), Table 4's: at their budget until one of them has been doubled
-    (run_all.sh lists t4/memorize/ROW-steps<N>), then by the same rule."""
+    """Claim 4 reads Table 11's capacity cells, each at the budget its doubling settled with
+    READ_SEEDS seeds (else the row says where it stands, and gives no verdict); without them (the
+    paper scale), Table 4's, at their budget until one is doubled."""
     table = "c4" if A("c4/memorize/standard") else "t4"
     cells = {v: f"{table}/memorize/{v}" for v in CAPACITY}
     where = "Tables 11, 12" if table == "c4" else "Table 4"
@@ -279,15 +271,15 @@ PAPER_RATIO = 2.18 / 2.25  # the paper's MixiT / Frozen-QK, bits per trainable p
 
 
 def ratio_of(cells, read):
-    """MixiT's bits per parameter over Frozen-QK's, seed by seed over the seeds both cells ran
-    (records.paired: a seed draws the same batches in each), read: {variant: cell}."""
+    """MixiT's bits per parameter over Frozen-QK's, seed by seed (a seed draws the same batches in
+    each); read: {variant: cell}."""
     q, x = paired(cells, read["frozen_qk"], read["mixit"], "bits_per_param")
     return [b / a for a, b in zip(q, x)]
 
 
 def capacity_tests(b, ratio):
-    """claim 4's rule on {variant: bits per parameter of each seed} and MixiT / Frozen-QK's
-    ratio seed by seed (ratio_of): ≈ is the ratio within 25% of 1 over its spread."""
+    """Claim 4's rule on {variant: bits per parameter of each seed} and MixiT / Frozen-QK's ratio
+    (≈: within 25% of 1)."""
     return Tests(dict(zip(CAPACITY_TESTS, [
         beyond(b["standard"], b["frozen_qk"]),
         over_spread(lambda r: abs(r - 1) < 0.25, ratio) if ratio else None,
@@ -295,8 +287,7 @@ def capacity_tests(b, ratio):
 
 
 def waits(cells, bases):
-    """What the doubled cells a row reads wait for before it may read them (records.readable),
-    e.g. 'doubling not settled: MixiT' or 'fewer than 5 seeds at the budget read: Standard'."""
+    """What the doubled cells a row reads wait for, e.g. 'doubling not settled: MixiT'."""
     moving = [c for c in bases if not capacity_cell(cells, c)[1]]
     few = [c for c in bases if c not in moving and not readable(cells, c)]
 
@@ -309,10 +300,9 @@ def waits(cells, bases):
 
 
 def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its doubling settled
-    """Claim 5 reads MixiT's add cells (Table 5) from 2 heads up (1 head is the sink head alone:
-    no random mixing, so it cannot see the second operand), each at the budget its doubling
-    settled with READ_SEEDS seeds (Table 12's rule). A cell whose seeds are all-or-nothing
-    (records.all_or_nothing) is read as k of n solved (more_solved), any other by mean ± std."""
+    """Claim 5 reads MixiT's add cells from 2 heads up (1 head is the sink alone: it cannot see the
+    second operand), each where its doubling settled. An all-or-nothing cell is read as k of n
+    solved."""
     heads = [h for h in heads_of(A.cells) if h >= 2]
     if len(heads) < 2:
         return "fewer than two head counts from 2 heads up", None, 1, "Table 5", []
@@ -372,9 +362,8 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
 
 
 def faster_per_sample(A):  # (7): every session of Table 7's machine (same_machine)
-    """Claim 7 in direction (each trains more samples per second than Standard, beyond the
-    spread) and in size (the whole band at or above half the paper's figure), with the most that
-    skipping W_Q's and W_K's weight gradients can save of a step's FLOPs beside Frozen-QK's."""
+    """Claim 7 in direction (faster per sample than Standard, beyond the spread) and in size (at or
+    above half the paper's figure), with the FLOPs that freezing W_Q, W_K can save at most."""
     runs = A.runs("t7/bench")
     if not runs:
         return "not run yet", None, 2, "Table 7", []
@@ -400,9 +389,8 @@ PAPER_SPEEDUP = (23.9, 32.0)  # % more samples per second than Standard: Frozen-
 
 
 def same_machine(runs, path="results/extra.jsonl"):
-    """The benchmark records of other sessions (results/extra.jsonl) taken on Table 7's machine
-    and shape (device, dtype, threads, task, width, depth, batch) that time every variant Table 7
-    does: a verdict that reads benchmarks reads each session of its machine, not the newest."""
+    """The benchmarks of other sessions (results/extra.jsonl) on Table 7's machine and shape, timing
+    every variant it does: a verdict reads each session of its machine, not the newest."""
     def shape(r):
         c = r["config"]
         return (r.get("device_name"), r.get("cpu_bf16"), r.get("device"), r.get("dtype"),
@@ -436,8 +424,7 @@ def twin(c):  # a MixiT cell's -shipped twin; a budget's twin is the twin's budg
 
 
 def shipped_view(cells):
-    """The cells with each MixiT cell replaced by its -shipped twin (--mixit_shipped), empty where
-    it has not run: a row reads its parent's cells with MixiT changed only, or waits ('–')."""
+    """The cells with each MixiT cell replaced by its -shipped twin (empty where it has not run)."""
     return {c: cells.get(twin(c), []) if mixit_cell(c) else runs for c, runs in cells.items()}
 
 
@@ -494,8 +481,8 @@ CLAIMS = [
 
 
 def spread_rule(rule):
-    """Does a claim's rule compare spreads ("as claim 6": claim 6's)? A cell of one run has none:
-    the verdict waits ('–') until every cell it reads has n ≥ 2."""
+    """Does a claim's rule compare spreads ('as claim 6': claim 6's)? Then a cell of one run cannot
+    be read."""
     same_as = re.fullmatch(r"as claim (\d+)", rule)
     if same_as:
         rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
@@ -503,9 +490,8 @@ def spread_rule(rule):
 
 
 def verdict(tests, partly, reads, A, rule="", need=1):
-    """A rule's outcome as a verdict (records.outcome), never resting on a † cell
-    (SEEDS_DISAGREE), nor on a record of an earlier recipe, one run where the rule compares
-    spreads, or a cell with fewer than `need` seeds (the paper scale asks for 3) (NOT_RUN)."""
+    """A rule's outcome (records.outcome), never resting on a † cell, nor on a record of an earlier
+    recipe, one run where the rule compares spreads, or fewer than `need` seeds."""
     if tests is None or any(old(A.runs(c)) for c in reads):
         return NOT_RUN
     if any(len(A.runs(c)) < max(need, 2 if spread_rule(rule) else 1) for c in reads):
@@ -516,10 +502,9 @@ def verdict(tests, partly, reads, A, rule="", need=1):
 
 
 def claim_rows(cells, need=1):
-    """(n seeds, rows): one row per claim: claim, paper, ours, verdict, rule, evidence, and the
-    verdict with every variant at the lr its task shares; a verdict only where every cell it reads
-    has at least `need` seeds. Where run_all.sh --lr-sweep ran, a row reads each cell at the lr
-    its sweep chose (records.tuned_view), and waits ('–') while the sweep has not chosen."""
+    """(n seeds, rows): a row per claim: claim, paper, ours, verdict, rule, evidence, and the
+    verdict at the shared lr. A row reads each cell at the lr its sweep chose
+    (records.tuned_view), and waits while the sweep has not chosen."""
     tuned, chosen = tuned_view(cells)
     A, shared = Reader(tuned, cells), Reader(cells)
     seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
@@ -550,9 +535,8 @@ CEILING = 0.995
 
 
 def budget_kind(cells, c):
-    """'doubling settled' (records.readable), 'doubling waits' (not settled, or too few seeds at
-    the budget read), 'at its ceiling', 'a loss' or 'a benchmark' (not bounded here) or 'budget'
-    (read at a budget): what more steps could do to a cell a verdict reads."""
+    """What more steps could do to a cell a verdict reads: 'doubling settled', 'doubling waits', 'at
+    its ceiling', 'a loss' or 'a benchmark' (not bounded here), or 'budget'."""
     base = STEPS.sub("", c)  # a ladder: claim 4's capacity cells, or any cell doubled once
     if (base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED
             or doubled(cells, base)):
@@ -575,8 +559,8 @@ def raised(runs):  # a cell's records as if more steps had taken each seed to 10
 
 
 def verdict_budget_rows(cells, need=1):
-    """Table 13, one row per claims row: its verdict, the cells it reads at a budget, the verdict
-    with each raised to 100% where that differs, and its capacity cells not settled by doubling."""
+    """Table 13: per claims row, its verdict, the cells it reads at a budget, the verdict with each
+    raised to 100%, and the doublings it waits for."""
     rows = []
     for claim, _, rule, judge in CLAIMS:
         ours, tests, partly, where, reads = judge(Reader(cells))
@@ -681,8 +665,8 @@ def verdicts(cells, need=1, claims=None):
 
 
 def dtype_check(cells, other, name):
-    """Does another dtype (other: its cells, e.g. seed 0 in bf16) change a result? Each claim's
-    verdict beside the README's, and every cell beyond the published cell's spread (differ())."""
+    """Does another dtype (other: its cells) change a result? Each claim's verdict beside fp32's,
+    and every cell beyond fp32's spread."""
     (n, rows), (_, rows2) = claim_rows(cells), claim_rows(other)
     out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
            f"run_all.sh --quick`, on a CPU with native {name}; no `--claims` runs, so a row "
@@ -716,9 +700,8 @@ def dtype_check(cells, other, name):
 
 
 class Cell(collections.namedtuple("Cell", "cell key show paper", defaults=("acc", "entry", False))):
-    """One entry of a table: the records of `cell`, their field `key`, shown as SHOW[show] shows
-    them (entry(): mean ± std over seeds); paper: the paper's number beside it (True: this
-    cell's; or the cell it reports, e.g. "t4/memorize/mixit")."""
+    """One entry of a table: the field `key` of `cell`'s records, shown by SHOW[show]; paper: the
+    paper's number beside it (True: this cell's; or the cell it reports)."""
 
 
 @dataclasses.dataclass
@@ -735,8 +718,8 @@ class Table:
 
 
 def caption(cells, text):
-    """A caption's fields filled from the records: a task's size and evaluation interval (its
-    first run under PREFIX, config_of), or the steps and width of a CELL's runs ('–': none)."""
+    """A caption's {size|every:PREFIX} (a task's size, eval interval) and {steps|width:CELL} read
+    from the records."""
     def field(m):
         kind, arg = m.groups()
         if kind in ("size", "every"):
@@ -776,8 +759,8 @@ def render_table(cells, t):
 
 
 def lowest_loss(runs):
-    """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
-    scale), the final loss hides how far it got."""
+    """Each run's lowest validation loss and its step: where a model overfits its corpus, the final
+    loss hides how far it got."""
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
@@ -799,8 +782,7 @@ def first_reaching(runs, target):
 
 
 def yelp_heads(cells, cell, key):
-    """Table 3b's MixiT with H heads (cell y/yelp/mixit-headsH), read from the MixiT row where
-    that row has H heads (run_all.sh runs it once)."""
+    """Table 3b's MixiT with H heads, read from the MixiT row where that row has H heads."""
     h = int(cell.rsplit("heads", 1)[1])
     runs = cells.get(cell) or [r for r in cells.get("y/yelp/mixit", [])
                                if r["config"]["n_head"] == h]
@@ -899,8 +881,8 @@ def budgets_tried(cells):  # every budget a capacity cell ran at, in steps
 
 
 def budget_rows(cells):
-    """Table 12: each capacity cell's accuracy at each budget tried, what each doubling did
-    (records.doubling) and the budget a verdict reads."""
+    """Table 12: each capacity cell's accuracy at each budget, what each doubling did, and the
+    budget read."""
     rows = []
     for v in CAPACITY_ROWS:
         rungs = dict(ladder(cells, f"c4/memorize/{v}"))
@@ -925,8 +907,8 @@ def budget_rows(cells):
 
 
 def read_at(cells, v, rungs):
-    """Table 12's last column: the budget claim 4 reads of variant v's ladder (rungs: steps ->
-    cell), or what the doubling rule runs next."""
+    """Table 12's last column: the budget claim 4 reads of v's ladder, or what the doubling rule
+    runs next."""
     c, settled = capacity_cell(cells, f"c4/memorize/{v}")
     top = max(rungs)
     if settled:
@@ -946,11 +928,9 @@ CAPACITY_TESTS = ("Standard > Frozen-QK", "Frozen-QK ≈ MixiT", "each > Frozen-
 
 
 def rule_at(cells, steps):
-    """Table 12's last row: claim 4's rule (capacity_tests, 2 of 3 for partly) on the bits per
-    parameter of the four capacity cells at one budget, each with LADDER_SEEDS seeds there; a
-    cell whose doubling settled below that budget is read at its settled budget (more steps do
-    not move it). While any cell has not settled this is a reading at a budget: it shows
-    whether the verdict would depend on the budget, and gives none."""
+    """Table 12's last row: claim 4's rule on the four capacity cells at one budget (a cell settled
+    below it at its settled budget): a reading that shows whether the verdict depends on the
+    budget, not a verdict."""
     bits, at = {}, {}
     for v in CAPACITY:
         base = f"c4/memorize/{v}"
@@ -972,8 +952,7 @@ def capacity_said(tests):  # which of claim 4's tests fail, and which the spread
 
 
 def lm_caption(cells):
-    """Table 2's caption: the corpus its rows were trained on, from their records (--data: the
-    help text by default, the standard library's sources with `stdlib`)."""
+    """Table 2's caption: the corpus its rows trained on, from their records."""
     corpus = {"": "Python's help text", "stdlib": "Python's standard library sources"}
     rows = collections.defaultdict(list)  # corpus -> the rows trained on it
     for v in VARIANTS + ["frozen_qk_ref"]:
@@ -987,8 +966,7 @@ def lm_caption(cells):
 
 
 def capacity_caption(cells):
-    """Table 4's caption: which cells claim 4 reads (capacity_order), and whether this table's
-    budget has been tested by doubling."""
+    """Table 4's caption: which cells claim 4 reads, and whether this table's budget was doubled."""
     if cells.get("c4/memorize/standard"):
         how = "read at a budget, not tested by doubling; claim 4 reads Tables 11 and 12"
     elif any(doubled(cells, f"t4/memorize/{v}") for v in CAPACITY):
@@ -1010,8 +988,8 @@ def yelp_caption(cells):
 
 
 def sweep_rows(cells):
-    """Table 14: each swept cell's validation score at each lr (records.lr_grid), the lr chosen
-    (records.chosen_lr) and the test score there and at the shared lr."""
+    """Table 14: each swept cell's validation score at each lr, the lr chosen, and the test score
+    there and at the shared lr."""
     view, chosen = tuned_view(cells)
     rows = []
     for base in chosen:
@@ -1251,8 +1229,7 @@ PROBES = [
 
 
 def probe_rows():
-    """The probes as a table, one row per probe: what its runs share, then each result (%; mean ±
-    std where seeds share a setting) after what sets it apart."""
+    """A row per probe: what its runs share, then each result after what sets it apart."""
     rows = []
     for pattern, decided in PROBES:
         by = collections.defaultdict(list)  # one result per setting
@@ -1294,8 +1271,8 @@ def bench_values(r, key):  # the KEYs read with bench.py; records.record_values 
 
 
 def task_size(spec):
-    """A task's size as tasks.py sets it, for the README's task table: 'tasks NAME cpu' is the
-    size `python mixit.py --task NAME` uses by default, 'tasks NAME paper' the paper's."""
+    """A task's size as tasks.py sets it: 'tasks NAME cpu' (mixit.py's default) or 'tasks NAME
+    paper'."""
     _, name, which = spec.split()
     if name not in tasks.TASKS or which not in ("cpu", "paper"):
         raise ValueError(f"'{spec}': expected tasks NAME cpu|paper, NAME one of tasks.TASKS")
@@ -1338,8 +1315,8 @@ def between(doc, marker, text):
 
 
 def pieces(md):
-    """The rendered tables one by one, by their bold title: {"Table 1": "**Table 1. ...", ...}.
-    FINDINGS puts each where its claim is discussed, between `<!-- quick: Table 1 -->` lines."""
+    """The rendered tables by their bold title, {"Table 1": "**Table 1. ..."}: FINDINGS places each
+    between `<!-- quick: Table 1 -->` lines."""
     return {m[1]: piece.strip() for piece in re.split(r"\n\n(?=\*\*)", md)
             if (m := re.match(r"\*\*(.+?)[.?*]", piece))}
 
@@ -1369,8 +1346,8 @@ def figure_index(drawn):
 
 
 def stale_figures(scale):
-    """A line for each figure a scale's records draw (dry: into no file) whose committed PNG is
-    not the one FIGURES lists, or that shows something else than the records give now."""
+    """A line for each figure whose committed PNG is not the one FIGURES lists, or that shows other
+    than what the records give now."""
     index = json.load(open(FIGURES)) if os.path.exists(FIGURES) else {}
     kept = figures.PLOT_DIR  # (a dry draw_all leaves it None)
     drawn = figures.draw_all(scale_cells(scale), scale, PAPER["t4/memorize"], dry=True)
@@ -1381,10 +1358,9 @@ def stale_figures(scale):
 
 
 def render_all(scale, draw=True, recompute_init=False):
-    """{path: text} of every file that report.py writes for a scale: the tables file, README.md
-    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False,
-    and then gives FIGURES too.
-    The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
+    """{path: text} of every file report.py writes for a scale: the tables file, and README and
+    FINDINGS with their blocks and marked numbers. draw: draw the figures (and give FIGURES);
+    recompute_init: draw the untrained models again (minutes)."""
     cells = scale_cells(scale)
     drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
@@ -1427,8 +1403,7 @@ def render_all(scale, draw=True, recompute_init=False):
 
 
 def surfaces():
-    """{name: text} of every surface whose prose states results: README and FINDINGS, and
-    run_all.sh's comments (the recipe: its typed numbers)."""
+    """{name: text} of the prose that states results: README, FINDINGS and run_all.sh's comments."""
     out = {path: open(path).read() for path in DOCS}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = comments(open("run_all.sh").read())
@@ -1436,17 +1411,16 @@ def surfaces():
 
 
 def overclaims(docs=None):
-    """One line for each sentence of each surface (or of docs, {name: text}) that types a number
-    or a verdict that no marker renders (records.unsourced)."""
+    """A line per sentence of each surface (docs: {name: text}) that types a number or a verdict
+    (records.unsourced)."""
     docs = surfaces() if docs is None else docs
     return [f"{name}: {kind} (records.unsourced): {s[:240]}"
             for name, text in docs.items() for kind, s in unsourced(text)]
 
 
 def check():
-    """Re-render everything from the records, in memory, and compare it with the committed
-    files, and redraw the figures into a temporary folder (stale_figures): a number typed by
-    hand, or a number or figure left stale after new records, fails here."""
+    """Render everything in memory and compare it with the committed files, figures too
+    (stale_figures): a number typed by hand, or left stale after new records, fails here."""
     UNFOUND.clear()  # this check's renders alone (a process may have rendered before: the tests)
     FILLED.clear()
     stale = []

@@ -5,13 +5,11 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
     python report.py --scale paper      # reads results/paper.jsonl
     python report.py --check            # fails where a committed table, number or figure is stale
 
-Nothing here is typed by hand: every number comes from a record (mean ± std over seeds, n = the
-number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, the claims
-table into README.md between `<!-- <scale>-verdicts -->` markers, the tables into
-results/FINDINGS.md, each between its `<!-- <scale>: Table N -->` markers (or all of them between
-`<!-- <scale>-tables -->` markers), and saves PNGs into plots/, with plots/figures.json (what
-each figure drawn from the records shows, for --check). Here: the claims and tables;
-records.py holds the rules (cells, prose), figures.py the figures, bench.py Table 7 and speed.
+Nothing here is typed by hand: every number comes from a record, with the paper's beside it.
+Writes results/tables_<scale>.md, and each rendered block and table into README.md and
+results/FINDINGS.md between its marker lines (`<!-- quick-verdicts -->`, `<!-- quick: Table 1 -->`),
+and the figures into plots/, with plots/figures.json (what each shows, for --check). Here: the
+claims and tables; records.py holds the rules, figures.py the figures, bench.py Table 7.
 """
 
 import argparse
@@ -56,8 +54,6 @@ PAPER = {
 
 # -----------------------------------------------------------------------------
 # Depth (Tables 6 and 6b, claim 6). A row is a setting, with its cell at each depth: CELL-L<depth>
-
-# Table 6b's rows (`run_all.sh --claims`)
 DEPTH_ROWS = {"random-w256": "Random", "random_ref-w256": NAMES["random_ref"], "mixit-w256": "MixiT",
               "mixit-heads64": "MixiT"}
 
@@ -125,12 +121,10 @@ def depth_lines(cells, claims=False):
 
 
 # -----------------------------------------------------------------------------
-# The claims table: one entry per claim of the paper (CLAIMS, below): its number, the paper's
-# figure, the rule its verdict follows, and a `judge` that reads the cells. Every judge returns
-# (ours, tests, partly, evidence, reads): tests, each True, False or None (open: the spread
-# straddles the rule's line, records.over_spread), or None while a cell has not run; partly: how
-# many tests must hold for 'partly'; reads: the cells the verdict rests on. Where `run_all.sh
-# --claims` ran a cell longer than the quick tables (c*/ tags, Table 11), a judge reads it.
+# The claims table: one entry per claim of the paper (CLAIMS): the paper's figure, the rule of its
+# verdict, and a `judge` that reads the cells and returns (ours, tests, partly, evidence, reads):
+# tests True, False or None (open) each, or None while a cell has not run; partly: how many must
+# hold for 'partly'; reads: the cells the verdict rests on.
 
 
 class Reader:
@@ -220,9 +214,8 @@ def frozen_qk_retrieves(A):  # (2), W_Q and W_K frozen at N(0, 1/d); the referen
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
     L = A.longest  # (add: Table 11's 64-head cell, else Table 5's, else Table 3's 4-head one)
-    # memorize reads Table 4's cells (width 32: a table Standard can hold whole) at the budget
-    # their doubling settled (Table 12's rule), not claim 4's cells that no variant can hold:
-    # until both may be read (records.readable) its test is left open
+    # memorize reads Table 4's cells (a table Standard can hold whole) where their doubling
+    # settled, not claim 4's (that no variant can hold); its test is open until then
     bases = [f"t4/memorize/{v}" for v in ("mixit", "standard")]
     memorize = [capacity_cell(A.base, b)[0] or b for b in bases]
     ours, tests, *rest = on_each(
@@ -470,8 +463,8 @@ CLAIMS = [
     ("8. LM: Frozen-QK near Standard, MixiT behind", "gaps +0.29 / +0.95 nats/token",
      "MixiT's loss above Frozen-QK's beyond the spread; reproduced if Frozen-QK's gap is under "
      f"half of MixiT's {SPREAD}", lm_gaps),
-    # claims 3-5 read again with MixiT as the reference ships it (issue 49): its hidden factor
-    # sqrt(1/(4d)) on the MLP's output is the largest untested difference from the paper's MixiT
+    # claims 3-5 again with MixiT as the reference ships it: its hidden factor sqrt(1/(4d)) on the
+    # MLP's output is the largest untested difference from the paper's MixiT
     ("3ˢ. claim 3, MixiT as shipped", "(the paper's MixiT)", "as claim 3",
      as_shipped(mixit_matches_without_retrieval)),
     ("4ˢ. claim 4, MixiT as shipped", "(the paper's MixiT)", "as claim 4",
@@ -526,11 +519,9 @@ def claim_rows(cells, need=1):
     return n, rows
 
 
-# Which verdicts rest on a budget (issue 65, item 3). A cell a verdict reads is at capacity where
-# its doubling settled (Table 12), or where no more steps can raise it: every seed at the ceiling
-# (99.5% or more) or stopped at its target. Any other accuracy cell is read at a budget. The
-# verdict is judged again with each such cell raised to 100% (its bits per parameter with it): a
-# bound on what more steps could do, so a verdict that changes there names the budget to double.
+# Which verdicts rest on a budget (Table 13). An accuracy cell that has not settled by doubling
+# and whose seeds are not all at CEILING (or at their target) is read at a budget: the verdict is
+# judged again with it raised to 100%, a bound on what more steps could do.
 CEILING = 0.995
 
 
@@ -693,10 +684,8 @@ def dtype_check(cells, other, name):
 
 
 # -----------------------------------------------------------------------------
-# The tables, as data. Each entry of TABLES (and of STUDIES) is one table: its bold title, by
-# which FINDINGS places it; its caption; its header; its rows; its floor rows. A row is a list of
-# entries, each either text or a Cell: which cell, which field of its records, and how to show
-# it. render_table, the one renderer, draws every entry; nothing in a table is written elsewhere.
+# The tables, as data: each entry of TABLES (and STUDIES) is one table, and a row a list of entries,
+# text or Cells. render_table, the one renderer, draws them all.
 
 
 class Cell(collections.namedtuple("Cell", "cell key show paper", defaults=("acc", "entry", False))):
@@ -706,15 +695,14 @@ class Cell(collections.namedtuple("Cell", "cell key show paper", defaults=("acc"
 
 @dataclasses.dataclass
 class Table:
+    # each field but the title is data, or a function of the cells giving it
     title: str  # "Table 1. Retrieval": bold, and FINDINGS' marker for it
-    caption: object  # the text after the title, or a function of the cells giving it; its
-    #                  {size:PREFIX}, {every:PREFIX}, {steps:CELL}, {width:CELL} come from records
-    header: object  # the columns' headers: a list, or a function of the cells
-    rows: object  # a list of rows, or a function of the cells (None: not run, drawn as '–')
-    floor: object = ()  # the floor rows (the best trivial rule): each starts with what follows
-    #                     FLOOR in its label ('' or ' (hop)'), then its entries; or a function
-    when: object = None  # drawn only where when(cells) holds (the `run_all.sh --claims` tables)
-    note: object = None  # a paragraph between the caption and the table: a function of the cells
+    caption: object  # the text after the title, with its {fields} (see caption)
+    header: object
+    rows: object  # None: not run, drawn as '–'
+    floor: object = ()  # the floor rows: each its label after FLOOR ('' or ' (hop)'), its entries
+    when: object = None  # drawn only where when(cells) holds
+    note: object = None  # a paragraph between the caption and the table
 
 
 def caption(cells, text):
@@ -1036,7 +1024,6 @@ TABLES = [
           lambda cells: [[name] + [Cell(f"t5/add/heads{h}{twin}") for h in heads_of(cells)]
                          for name, twin in (("MixiT", ""), (NAMES["mixit-shipped"], "-shipped"))],
           lambda cells: [[""] + [floor_of("t5/")] * len(heads_of(cells))]),
-    # Yelp runs only where the data is given (cells y/yelp/*)
     Table("Table 3b. Yelp review polarity", yelp_caption, ["variant", "Yelp"],
           [[NAMES[v], Cell(f"y/yelp/{v}", paper=True)] for v in VARIANTS[:4]]
           + [[f"MixiT, {h} heads", Cell(f"y/yelp/mixit-heads{h}", show="yelp heads")]
@@ -1049,12 +1036,10 @@ TABLES = [
           lambda cells: ["variant", "metric"] + [f"L={d}" for d in depth_table(cells)[1]],
           depth_lines,
           lambda cells: [["", "accuracy %"] + [floor_of("t6/")] * len(depth_table(cells)[1])]),
-    # depth where Random adds at 2 layers, for claim 6 (run_all.sh --claims)
     Table("Table 6b. Depth, where Random adds", depth_b_caption,
           lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_table(cells, True)[1]],
           lambda cells: depth_lines(cells, True), depth_b_floor,
           when=lambda cells: "random-w256" in depth_rows(cells)),
-    # claims 1-5 where the quick cells stop too early to test them (run_all.sh --claims)
     Table("Table 11. Claims 1-5 given more steps",
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
           "(Table 1 stops at 1000), MixiT with 64 heads on add-{size:c3/add/} for "
@@ -1072,7 +1057,6 @@ TABLES = [
           [[f" ({t})", floor_of(prefix), "–", "–"] for t, prefix in
            (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))],
           when=lambda cells: any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells)),
-    # claim 4 read at capacity: each capacity cell's budgets (`run_all.sh --claims`)
     Table("Table 12. Capacity budgets by doubling",
           lambda cells: " (`run_all.sh --claims`, memorize n={size:c4/}, width "
           "{width:c4/memorize/standard}): test accuracy (%) of each capacity cell at each budget "
@@ -1088,7 +1072,6 @@ TABLES = [
           "depends on the budget, not a verdict.",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
-    # which verdicts rest on a budget (issue 65): the cells to double next
     Table("Table 13. Verdicts that rest on a budget",
           ": for each claims row, the accuracy cells it reads at a budget (neither settled by "
           "doubling, Table 12, nor at their ceiling: every seed at "
@@ -1101,7 +1084,6 @@ TABLES = [
            "waits for (Table 12)"],
           lambda cells: verdict_budget_rows(cells),
           when=lambda cells: any(c.startswith("c4/") for c in cells)),
-    # each variant at its own lr (`run_all.sh --lr-sweep`): what the claims table reads
     Table("Table 14. Learning rate, chosen per cell on validation data",
           " (`run_all.sh --lr-sweep`): each cell that claims 1, 2, 3 and 8 read, at a grid of "
           "learning rates half a decade apart, seeds 0 and 1, scored at the end on a validation "
@@ -1119,7 +1101,6 @@ TABLES = [
           " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
           "faster per sample than Standard.",
           ["variant", "ms/step", "samples/s", "vs Standard"], bench.bench_rows, note=bench.bench_note),
-    # the recipe's cost, read off each run's evaluation history
     Table("Table 8. Steps to result",
           ": the first evaluation (every {every:t1/} steps) at which test accuracy reached 99%, "
           "and the training seconds to it; `–` (best %) where it never did. The recipe is the "
@@ -1144,8 +1125,7 @@ def render(cells, scale):
     return "\n\n".join(out)
 
 
-# Tables 9-10 and the two studies beyond the paper (`run_all.sh --studies`). Standard and MixiT
-# in their own blocks, the never-unfrozen variants and seeds 0-2 are the main tables' cells.
+# Tables 9-10 and the two studies beyond the paper (`run_all.sh --studies`)
 STUDY_TASKS = ["add", "modadd", "dyck", "memorize", "needle", "copy", "lm"]
 CONFOUNDS = [("Standard", "{home}/standard"),
              ("Standard, learned positions", "t9/{t}/standard_learnedpos"),
@@ -1203,7 +1183,7 @@ STUDIES = [
 
 
 # The probes: runs outside the tables (results/extra.jsonl) that chose a recipe or tested an
-# explanation. Each: (its cells, what it decided); setting, n and result come from the records.
+# explanation: (its cells, what it decided)
 PROBES = [
     ("x/quick-hop-k2/hop/mixit", "2 hops let 'copy the current token' score: tables use 3"),
     ("x/claims-3x/c1/copy/mixit", "MixiT's copy seeds still apart: more steps"),
@@ -1256,8 +1236,7 @@ def render_studies(cells):
 
 
 # -----------------------------------------------------------------------------
-# Numbers in prose: the markers `<!--= FILE CELL KEY [FORMAT] -->` and the words they render
-# (records.py, "Numbers in prose"); report.py fills every one of them from the records.
+# Numbers in prose: the markers `<!--= FILE CELL KEY [FORMAT] -->` (records.py, "Numbers in prose")
 UNFOUND = []  # the marked numbers that no record gives
 
 
@@ -1325,10 +1304,8 @@ def scale_cells(scale):  # a scale's cells from its records, superseded runs mar
     return load(f"results/{scale}.jsonl", bench.superseded_tags(scale))
 
 
-# The figures drawn from the records (figures.draw_all) are files, not text: FIGURES lists what
-# each shows (figures.shown) and the hash of its PNG, so that --check can tell a committed figure
-# that the records would no longer draw. (The attention maps, drawn from checkpoints, are not in
-# it.)
+# FIGURES lists what each figure drawn from the records shows (figures.shown) and its PNG's hash,
+# so that --check can tell a committed figure that the records would no longer draw
 FIGURES = "plots/figures.json"
 
 
@@ -1382,9 +1359,8 @@ def render_all(scale, draw=True, recompute_init=False):
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
-    # each block goes between its markers in whichever document has them (README: the verdicts;
-    # FINDINGS: the tables), or one table where the text needs it (pieces), with each claim's
-    # verdict sentence
+    # each block goes between its markers in whichever document has them, and each table (pieces)
+    # and claim's verdict sentence where the text places it
     blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
     if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
         paper = scale_cells("paper")

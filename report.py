@@ -112,7 +112,7 @@ def depth_pairs(cells, init=""):
 
 
 def depth_lines(cells, claims=False):
-    """Tables 6 and 6b: for each row a line of accuracies and one of token covariances, a column per
+    """Tables 6 and 6b: a line of accuracies and one of token covariances per row, a column per
     depth."""
     rows, depths = depth_table(cells, claims)
     return [[name, metric] + [Cell(at[d], key) if d in at else "–" for d in depths]
@@ -128,8 +128,7 @@ def depth_lines(cells, claims=False):
 
 
 class Reader:
-    """What a judge reads of the cells. base: the cells that decide which cells a row reads (a
-    re-reading row reads its parent's)."""
+    """What a judge reads of the cells; base: the cells that decide which cells a row reads."""
 
     def __init__(self, cells, base=None):
         self.cells, self.base = cells, base or cells
@@ -264,15 +263,13 @@ PAPER_RATIO = 2.18 / 2.25  # the paper's MixiT / Frozen-QK, bits per trainable p
 
 
 def ratio_of(cells, read):
-    """MixiT's bits per parameter over Frozen-QK's, seed by seed (a seed draws the same batches in
-    each); read: {variant: cell}."""
+    """MixiT's bits per parameter over Frozen-QK's, seed by seed; read: {variant: cell}."""
     q, x = paired(cells, read["frozen_qk"], read["mixit"], "bits_per_param")
     return [b / a for a, b in zip(q, x)]
 
 
 def capacity_tests(b, ratio):
-    """Claim 4's rule on {variant: bits per parameter of each seed} and MixiT / Frozen-QK's ratio
-    (≈: within 25% of 1)."""
+    """Claim 4's rule on {variant: bits per parameter by seed} and MixiT / Frozen-QK's ratio."""
     return Tests(dict(zip(CAPACITY_TESTS, [
         beyond(b["standard"], b["frozen_qk"]),
         over_spread(lambda r: abs(r - 1) < 0.25, ratio) if ratio else None,
@@ -474,8 +471,8 @@ CLAIMS = [
 
 
 def spread_rule(rule):
-    """Does a claim's rule compare spreads ('as claim 6': claim 6's)? Then a cell of one run cannot
-    be read."""
+    """Does a claim's rule compare spreads ('as claim 6': claim 6's)? Then one run cannot be read.
+    """
     same_as = re.fullmatch(r"as claim (\d+)", rule)
     if same_as:
         rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
@@ -706,8 +703,7 @@ class Table:
 
 
 def caption(cells, text):
-    """A caption's {size|every:PREFIX} (a task's size, eval interval) and {steps|width:CELL} read
-    from the records."""
+    """A caption's {size|every:PREFIX} and {steps|width:CELL} fields, read from the records."""
     def field(m):
         kind, arg = m.groups()
         if kind in ("size", "every"):
@@ -747,8 +743,8 @@ def render_table(cells, t):
 
 
 def lowest_loss(runs):
-    """Each run's lowest validation loss and its step: where a model overfits its corpus, the final
-    loss hides how far it got."""
+    """Each run's lowest validation loss and its step (the final loss hides an overfit run's best).
+    """
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
@@ -869,8 +865,8 @@ def budgets_tried(cells):  # every budget a capacity cell ran at, in steps
 
 
 def budget_rows(cells):
-    """Table 12: each capacity cell's accuracy at each budget, what each doubling did, and the
-    budget read."""
+    """Table 12: each capacity cell's accuracy at each budget, each doubling, and the budget read.
+    """
     rows = []
     for v in CAPACITY_ROWS:
         rungs = dict(ladder(cells, f"c4/memorize/{v}"))
@@ -895,8 +891,8 @@ def budget_rows(cells):
 
 
 def read_at(cells, v, rungs):
-    """Table 12's last column: the budget claim 4 reads of v's ladder, or what the doubling rule
-    runs next."""
+    """Table 12's last column: the budget read of v's ladder, or what the doubling rule runs next.
+    """
     c, settled = capacity_cell(cells, f"c4/memorize/{v}")
     top = max(rungs)
     if settled:
@@ -976,8 +972,7 @@ def yelp_caption(cells):
 
 
 def sweep_rows(cells):
-    """Table 14: each swept cell's validation score at each lr, the lr chosen, and the test score
-    there and at the shared lr."""
+    """Table 14: each swept cell's validation score by lr, the lr chosen, and its test scores."""
     view, chosen = tuned_view(cells)
     rows = []
     for base in chosen:
@@ -1250,8 +1245,7 @@ def bench_values(r, key):  # the KEYs read with bench.py; records.record_values 
 
 
 def task_size(spec):
-    """A task's size as tasks.py sets it: 'tasks NAME cpu' (mixit.py's default) or 'tasks NAME
-    paper'."""
+    """A task's size as tasks.py sets it: 'tasks NAME cpu' (mixit.py's default) or '... paper'."""
     _, name, which = spec.split()
     if name not in tasks.TASKS or which not in ("cpu", "paper"):
         raise ValueError(f"'{spec}': expected tasks NAME cpu|paper, NAME one of tasks.TASKS")
@@ -1323,8 +1317,7 @@ def figure_index(drawn):
 
 
 def stale_figures(scale):
-    """A line for each figure whose committed PNG is not the one FIGURES lists, or that shows other
-    than what the records give now."""
+    """A line for each figure whose PNG or what it shows is not what FIGURES or the records say."""
     index = json.load(open(FIGURES)) if os.path.exists(FIGURES) else {}
     kept = figures.PLOT_DIR  # (a dry draw_all leaves it None)
     drawn = figures.draw_all(scale_cells(scale), scale, PAPER["t4/memorize"], dry=True)
@@ -1387,8 +1380,7 @@ def surfaces():
 
 
 def overclaims(docs=None):
-    """A line per sentence of each surface (docs: {name: text}) that types a number or a verdict
-    (records.unsourced)."""
+    """A line per sentence of each surface (docs: {name: text}) that types a number or verdict."""
     docs = surfaces() if docs is None else docs
     return [f"{name}: {kind} (records.unsourced): {s[:240]}"
             for name, text in docs.items() for kind, s in unsourced(text)]

@@ -38,8 +38,7 @@ DRAWN = {}  # name -> what each figure saved since draw_all began shows (see `sh
 
 
 def save(name, title=None, dpi=120):
-    """Save the current figure into PLOT_DIR with a title over its panels, and close it; with
-    PLOT_DIR None (a dry run) only what it shows is kept."""
+    """Save the current figure into PLOT_DIR (None: a dry run, only what it shows is kept)."""
     fig = plt.gcf()
     if title:
         fig.suptitle(title)
@@ -53,8 +52,7 @@ def save(name, title=None, dpi=120):
 
 
 def grid(fig):
-    """'rows x columns' of its panels, written into the PNG: a test checks that a caption's 'left'
-    or '2 × 4' fits."""
+    """'rows x columns' of its panels, in the PNG: a test checks a caption's 'left', '2 × 4'."""
     panel = next(ax for ax in fig.axes if ax.get_subplotspec())
     rows, cols = panel.get_subplotspec().get_topmost_subplotspec().get_gridspec().get_geometry()
     return f"{rows} x {cols}"
@@ -78,8 +76,7 @@ def shown(fig):
 
 
 def legend_outside(fig=None):
-    """A legend right of the panels of what every panel draws; what one panel alone draws goes in a
-    legend under it."""
+    """A legend right of the panels of what each draws; one panel's own goes under it."""
     fig = fig or plt.gcf()
     drawn = []  # per panel: {label: handle}, in the order drawn
     for ax in fig.axes:
@@ -119,8 +116,7 @@ def bits_on_the_right(ax):
 
 
 def with_n(name, ns):
-    """A legend entry with its seeds: 'Standard (n=3)', 'n=1–3' where its points differ, or 'one
-    seed'."""
+    """A legend entry with its seeds: 'Standard (n=3)', 'n=1–3', or 'one seed'."""
     lo, hi = min(ns), max(ns)
     return f"{name} ({'one seed' if hi == 1 else f'n={lo}' if lo == hi else f'n={lo}–{hi}'})"
 
@@ -131,8 +127,8 @@ def floor_pct(cells, prefix):
 
 
 def accuracy_axis(ax, floors, xs=None):
-    """Stretch an accuracy axis (%) to span the floor to 100% at least, and draw the floor dashed
-    (along xs where it changes with the size). True if it drew one."""
+    """Stretch an accuracy axis to span the floor to 100% at least, and draw the floor dashed (along
+    xs where it changes with the size). True if it drew one."""
     known = [(x, f) for x, f in zip(floors if xs is None else xs, floors) if f is not None]
     if known:
         style = dict(color="gray", linestyle="--", linewidth=1, label="trivial rule (floor)")
@@ -146,8 +142,7 @@ def accuracy_axis(ax, floors, xs=None):
 
 
 def mark_unstable(ax, x, mean, accs, color, left=False):
-    """Draw a cell's mean hollow and mark it † where its seeds lie more than 10 points apart, as the
-    tables do. True if it marked one."""
+    """Draw a cell's mean hollow, marked †, where its seeds lie apart. True if it did."""
     if not unstable(accs):
         return False
     ax.plot(x, mean, "o", color=color, markerfacecolor="white", markersize=9)
@@ -196,8 +191,7 @@ def plot_needle(cells, scale):
 
 
 def plot_context(cells, scale):
-    """Validation loss against the context length (Table 2's lm cells and s2/lm<T>): MixiT's T x T
-    matrix grows with the context, but stays random."""
+    """Validation loss against context length: MixiT's T x T matrix grows, but stays random."""
     curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "loss")
               for v in ("standard", "frozen_qk", "mixit")}
     if not any(len(pts) > 1 for pts in curves.values()):
@@ -238,8 +232,7 @@ CLAIM6_ROWS = ("random-w256", "random_ref-w256", "mixit-w256")
 
 
 def depth_figure_rows(cells):
-    """(which table, [(label, {depth: cell})]) for claim 6's figure: Table 6b's rows at width 256
-    where any ran, else Table 6's."""
+    """(which table, [(label, {depth: cell})]) for claim 6's figure."""
     rows = [at for row in CLAIM6_ROWS if (at := at_depths(cells, f"c6/add/{row}"))]
     where = "Table 6b, claim 6's setting"
     if not rows:
@@ -251,8 +244,7 @@ def depth_figure_rows(cells):
 
 
 def row_label(cells, at):
-    """What tells a depth row from the others: the variant (MixiT: its heads), Random's Q/K init,
-    the lr."""
+    """What tells a depth row from the others: variant (MixiT: heads), Q/K init, lr."""
     runs = [r for c in at.values() for r in cells[c]]
     cfg = runs[0]["config"]
     if cfg["variant"] == "mixit":
@@ -266,8 +258,7 @@ def row_label(cells, at):
 
 
 def plot_depth(cells, scale):
-    """Claim 6: at each depth each seed's test accuracy and token covariance as dots, with their
-    mean ± std; † hollow."""
+    """Claim 6: each seed's accuracy and token covariance by depth, with mean ± std."""
     where, rows = depth_figure_rows(cells)
     if not rows:
         return
@@ -374,8 +365,7 @@ def plot_seeds(cells):
 
 
 def plot_lr_sweep(cells, scale):
-    """Validation score against learning rate: a panel per task, a line per swept cell, the shared
-    lr dotted and the chosen lr ringed."""
+    """Validation score by lr: a panel per task, a line per swept cell, chosen lr ringed."""
     from records import chosen_lr, lr_grid, lr_text, shared_lr, swept
     by_task = {}
     for base in swept(cells):
@@ -468,7 +458,7 @@ def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
         task, model, *_ = mixit.build(cfg, verbose=False)
         return mixit.token_covariance(model, task)
     if recompute or not os.path.exists(saved):
-        # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at the reference's 0.02
+        # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at 0.02
         curves = {v: [mean_std([covariance(v, L, s) for s in range(seeds)]) for L in depths]
                   for v in ("standard", "mixit", "standard_ref")}
         if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
@@ -683,8 +673,7 @@ def forming_data(paths):
 
 
 def forming_maps(paths, heads):
-    """({step: {'previous': map, 'induction': map}} of the two heads on the first test sequence,
-    where its query appeared before)."""
+    """({step: {'previous': map, 'induction': map}}, the earlier occurrence's position)."""
     maps = {}
     for step, path in paths.items():
         task, model = load_model(path)
@@ -697,8 +686,7 @@ def forming_maps(paths, heads):
 
 
 def draw_forming(data):
-    """plots/attention_forming_quick.png (a row per head, a column per step of FORMING_STRIP) and
-    its GIF (a frame per step), with the induction score at every step."""
+    """The forming strip (PNG: a row per head, a column per FORMING_STRIP step) and GIF."""
     from matplotlib.animation import FuncAnimation, PillowWriter
     rows = [(v, k) for v in data for k in (("induction",) if v == "mixit" else ("previous", "induction"))]
     maps = {}
@@ -776,8 +764,7 @@ def draw_forming(data):
 
 
 def forming():
-    """Run what is missing of the forming runs, then write FORMING_DATA from their checkpoints and
-    draw the figures."""
+    """Run what is missing of the forming runs, write FORMING_DATA, draw the figures."""
     for v in FORMING_ROWS:
         if not all(os.path.exists(forming_path(v, s)) for s in FORMING_STEPS):
             subprocess.run([sys.executable, "mixit.py", *FORMING_ARGS, "--variant", v, "--out",

@@ -55,8 +55,7 @@ HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "
 
 
 def read_records(path):
-    """Every record of a .jsonl file; a line that is not one (a run killed while writing) is named
-    on stderr and skipped."""
+    """Every record of a .jsonl file; a line that is not one is named on stderr and skipped."""
     if not os.path.exists(path):
         return []
     records = []
@@ -80,8 +79,7 @@ def cell_of(tag):
 
 
 def corpus_of(r):
-    """The text an lm record trained on: its corpus_sha256, else what its Python gave (3.11.7's is
-    the very text tasks.py ships)."""
+    """The text an lm record trained on: its corpus_sha256, else what its Python 3.11.7 gave."""
     data = r["config"].get("data", "")
     if "corpus_sha256" in r:
         return r["corpus_sha256"]
@@ -104,8 +102,7 @@ def stale(r):
 
 
 def one_recipe(runs):
-    """The records a cell pools: never a stale record with a fresh one, never two texts (lm: its
-    newest's)."""
+    """The records a cell pools: never a stale one with a fresh one, never two texts (lm)."""
     runs = [r for r in runs if not stale(r)] or runs
     corpus = corpus_of(runs[-1]) if runs[-1]["config"].get("task") == "lm" else None
     return [r for r in runs if corpus is None or corpus_of(r) == corpus]
@@ -124,8 +121,7 @@ def current(records):
 
 
 def load(path, earlier=()):
-    """{cell: its records} of a results file; earlier: the tags to mark superseded, as are stale
-    records."""
+    """{cell: its records} of a results file; earlier: the tags to mark superseded (as is stale)."""
     cells = collections.defaultdict(list)
     for r in current(read_records(path)):
         r["superseded"] = r["config"]["tag"] in earlier or stale(r)
@@ -170,14 +166,12 @@ def mean_std(values):
 
 
 def unstable(accs):
-    """Do a cell's seeds (accuracies in [0, 1]) lie more than UNSTABLE points apart? Such a cell is
-    marked †, and no verdict may rest on it."""
+    """Do a cell's seeds (accuracies) lie more than UNSTABLE points apart (†: no verdict)?"""
     return len(accs) > 1 and 100 * (max(accs) - min(accs)) > UNSTABLE
 
 
 def stat(values, scale=100, digits=1, n=True):
-    """'mean ± std (n=N)' of a list, '–' for none; n=False leaves out the n. Unstable accuracies are
-    marked †."""
+    """'mean ± std (n=N)' of a list, '–' for none (n=False: no n); unstable accuracies get †."""
     if not values:
         return "–"
     m, sd = mean_std([x * scale for x in values])
@@ -189,8 +183,7 @@ def stat(values, scale=100, digits=1, n=True):
 
 
 def entry(cells, cell, key="acc"):
-    """A table's entry: stat() of a cell's final `key`, ° for an earlier recipe's record, k of n
-    solved where all-or-nothing."""
+    """A table's entry: stat() of a cell's final `key`, with ° and k of n solved where due."""
     values = final(cells, cell, key)
     text = stat(values, 100 if key in PERCENT else 1, DIGITS.get(key, 1)) + old(cells.get(cell, []))
     if key == "acc" and unstable(values):
@@ -215,8 +208,7 @@ def same(a, b, points=5):
 
 
 def differ(a, b):
-    """Do two cells differ by more than the larger of their std (or 1 point)? None if either is
-    missing."""
+    """Do two cells differ by more than the larger of their std (or 1 point)? None: one missing."""
     if not a or not b:
         return None
     (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
@@ -227,8 +219,7 @@ _FLOORS = {}
 
 
 def baseline(cells, prefix):
-    """(task, rule, score): the best trivial rule on the test set of the first record under
-    `prefix`; None if none."""
+    """(task, rule, score): the best trivial rule on the test set of the cells under `prefix`."""
     r = next((runs[0] for c, runs in sorted(cells.items()) if c.startswith(prefix) and runs), None)
     if r is None:
         return None
@@ -276,8 +267,8 @@ DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
 
 
 def draw_runs(cells):
-    """{(row, task): runs} of the draw study: seeds 0-2 (the main tables) with seeds 3-9 (s1/); s3/:
-    MixiT without its sink."""
+    """{(row, task): runs} of the draw study: seeds 0-2 (main tables) and 3-9 (s1/); s3/: no sink.
+    """
     return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
             else cells.get(f"{HOME[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
             for v in DRAW_ROWS for t in ("needle", "add", "lm")}
@@ -320,8 +311,7 @@ UNIT = re.compile(r"^\s*(%|±|x\b|×|points?\b|bits?\b|nats?\b|ms\b|[KMG]B\b|min
 
 
 def prose(doc):
-    """The sentences of a Markdown section's running text: without tables, headings, images and
-    comments."""
+    """The sentences of a Markdown section's text, without tables, headings, images, comments."""
     lines = ["" if not line.strip() or line.lstrip().startswith(("|", "#", "![")) or
              re.fullmatch(r"\s*<!--[^=].*-->\s*", line) else line for line in doc.splitlines()]
     # a paragraph, and a list item, starts a sentence of its own, whatever came before it ended with
@@ -331,16 +321,15 @@ def prose(doc):
 
 
 def bare(sentence):
-    """A sentence with each rendered marker as ⟦m⟧, without code, link targets and addresses
-    (a cell in code is named, not rendered)."""
+    """A sentence with each marker as ⟦m⟧, without code, links and addresses (code names, not
+    renders)."""
     s = re.sub(r"<!--=.*?<!--/-->", " ⟦m⟧ ", sentence, flags=re.S)
     s = re.sub(r"\[[^\]]*\]\(https?:[^)]*\)", " ", s)  # a link out: a citation, text and all
     return re.sub(r"`[^`]*`|\]\([^)]*\)|https?://\S+", " ", s)
 
 
 def typed_numbers(text):
-    """The numbers of a bare sentence that no marker renders and that name neither a thing nor a
-    setting, and its counts of runs (COUNT)."""
+    """The numbers of a bare sentence that name neither a thing nor a setting, and its COUNTs."""
     named = [m.span() for m in NAMED.finditer(text)]
     out = [m.span() for m in COUNT.finditer(text)]
     for m in DIGITS_RE.finditer(text):
@@ -381,8 +370,7 @@ def unsourced(doc):
 
 
 def comments(script):
-    """A shell script's comments as Markdown paragraphs (a blank comment line or code between
-    two comments ends one), for unsourced."""
+    """A shell script's comments as Markdown paragraphs (a blank comment or code ends one)."""
     paras, cur = [], []
     for line in script.splitlines():
         whole = re.match(r"\s*#(?!!)\s?(.*)$", line)
@@ -443,8 +431,7 @@ def wilson(k, n, z=1.96):
 
 
 def more_solved(a, b):
-    """Do more of cell a's seeds solve the task than cell b's, beyond the 95% intervals of their
-    k/n (the two intervals do not overlap)? True or False."""
+    """Do more of a's seeds solve the task than b's, beyond the 95% intervals of their k/n?"""
     return wilson(*solved(a))[0] > wilson(*solved(b))[1]
 
 
@@ -510,8 +497,7 @@ def budget_of(runs):  # a cell's budget in steps: its --steps (a record's own st
 
 
 def ladder(cells, base):
-    """[(steps, cell)] of a cell's budgets that ran, smallest first: the base cell, then each
-    base-steps<N> cell."""
+    """[(steps, cell)] of a cell's budgets that ran, smallest first: base, then base-steps<N>."""
     rungs = [(budget_of(runs), c) for c, runs in cells.items()
              if runs and (c == base or (STEPS.search(c) and STEPS.sub("", c) == base))]
     return sorted(rungs)
@@ -522,8 +508,7 @@ def doubled(cells, base):  # has a doubling of the cell run (a base-steps<N> cel
 
 
 def paired(cells, c, c2, key="acc"):
-    """The final `key` of cells c (B) and c2 (2B) of a ladder, over the seeds that ran at both: a
-    doubling compares each seed with itself."""
+    """The final `key` of cells c (B) and c2 (2B) of a ladder, over the seeds that ran at both."""
     def by_seed(cell):
         return {r["config"]["tag"].rsplit("/s", 1)[1]: r["final"][key]
                 for r in cells.get(cell, []) if key in r.get("final", {})}
@@ -550,8 +535,7 @@ def move(a, b):  # (the change of the mean from a to b, the larger of their std)
 
 
 def doubling_words(a, b):
-    """What settled (or moved) a doubling, in words: the paired mean's change against the spread and
-    SETTLED."""
+    """What settled (or moved) a doubling, in words: the mean's change against the spread."""
     gain, spread = move(a, b)
     if abs(gain) < spread:
         return f"{gain:+.2f} points, within the spread ({spread:.2f})"
@@ -563,8 +547,7 @@ def doubling_words(a, b):
 
 
 def read_budget(cells, base, key="acc"):
-    """(cell, steps) that a verdict reads: the first B of the ladder whose doubling to 2B settled;
-    None while none has."""
+    """(cell, steps) that a verdict reads: the first B whose doubling to 2B settled, or None."""
     rungs = ladder(cells, base)
     for (s, c), (s2, c2) in zip(rungs, rungs[1:]):
         if s2 == 2 * s and doubling(*paired(cells, c, c2, key)) == "settled":
@@ -590,8 +573,7 @@ CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last bu
 
 
 def readable(cells, base):
-    """May a verdict read this ladder? Settled (or at its cap), with READ_SEEDS seeds at the budget
-    read."""
+    """May a verdict read this ladder: settled (or at its cap), with READ_SEEDS seeds there?"""
     c, settled = capacity_cell(cells, base)
     return settled and len(final(cells, c)) >= READ_SEEDS
 
@@ -650,8 +632,7 @@ def lr_text(lr):  # 0.003 -> '3e-3', as run_all.sh writes a grid's lrs
 
 
 def lr_score(r):
-    """The number a sweep chooses by, higher is better: validation accuracy (lm: minus its loss);
-    memorize: its final accuracy."""
+    """A sweep's score, higher is better: validation accuracy (lm: -loss; memorize: final acc)."""
     c = r["config"]
     if c["task"] == "memorize":
         return r["final"]["acc"]
@@ -687,8 +668,8 @@ def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it h
 
 
 def best_inner(cells, base):
-    """(the grid's lrs, the best inner lr, the edge lr beyond it or None); None while an inner lr
-    lacks seeds."""
+    """(the grid's lrs, the best inner lr, the edge lr beyond it or None), or None: seeds missing.
+    """
     grid = lr_grid(cells, base)
     lrs, inner = sweep_grid(shared_lr(cells, base))
     if not inner or any(len(grid.get(lr, [])) < SWEEP_SEEDS for lr in inner):
@@ -727,8 +708,8 @@ def swept(cells):
 
 
 def tuned_view(cells):
-    """(the cells with each swept cell read at its chosen lr, {CELL: chosen_lr}): empty while the
-    sweep has not chosen, and for a ladder read at another lr (it has not run there)."""
+    """(the cells with each swept cell read at its chosen lr, {CELL: chosen_lr}); empty while the
+    sweep has not chosen, or where a ladder's lr moved (it has not run there)."""
     view, chosen = dict(cells), {}
     for base in swept(cells):
         chosen[base] = choice = chosen_lr(cells, base)
@@ -789,8 +770,7 @@ TWO_WAYS = {"compiled": ("compile", ("false", "true")), "written": ("sdpa", (Tru
 
 
 def record_values(r, key):
-    """The values of a KEY in one record (runs, minutes, speedup and qk_bound are read elsewhere).
-    """
+    """The values of a KEY in one record (runs, minutes, speedup, qk_bound: elsewhere)."""
     base, _, at = key.partition("@")
     kind, _, arg = base.partition(":")
     if kind in ("ms", "samples"):
@@ -818,8 +798,7 @@ def record_values(r, key):
 
 
 def same_value(x, text):
-    """Does a config value equal a marker's VALUE (1e-3 == 0.001; wildcards match as a shell
-    pattern)?"""
+    """Does a config value equal a marker's VALUE (1e-3 == 0.001; or as a shell pattern)?"""
     try:
         return float(x) == float(text)
     except (TypeError, ValueError):
@@ -827,8 +806,7 @@ def same_value(x, text):
 
 
 def number(spec, records_of, record_values=record_values):
-    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records,
-    record_values(record, KEY) a KEY's values in one of them."""
+    """The text of one marked number (NUMBER); records_of(FILE): a file's records."""
     parts = spec.split()
     if len(parts) not in (3, 4):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
@@ -951,8 +929,7 @@ def compare(mine, others, how):
 
 
 def ratio_words(mine, other):
-    """'R (LO to HI over the spread)': one cell's mean over another's, with the ratio at the ends of
-    their spreads."""
+    """'R (LO to HI over the spread)': one cell's mean over another's, at their spreads' ends."""
     ends = [x / y for x in band(mine) for y in band(other)]
     r = mean_std(mine)[0] / mean_std(other)[0]
     return f"{r:.2f} ({min(ends):.2f} to {max(ends):.2f} over the spread)"
@@ -964,8 +941,7 @@ def band(values):  # a cell's mean - std and mean + std
 
 
 def share_words(p, lo=None, hi=None):
-    """'P% (word)' of a share of a gap; where the ends of the spread (lo, hi) earn other words, no
-    one word."""
+    """'P% (word)' of a share of a gap; no one word where the spread's ends (lo, hi) differ."""
     if lo is not None and share_word(lo) != share_word(hi):
         return f"{p:.0f}% ({lo:.0f} to {hi:.0f}% over the spread: no one word)"
     return f"{p:.0f}% ({share_word(p)})"
@@ -980,8 +956,7 @@ def share_word(p):
 
 
 def floor_words(values, found, key):
-    """'at the floor' where a cell's mean ± std comes within a point (0.01 nats) of its floor, else
-    how far from it."""
+    """'at the floor' within a point (0.01 nats) over the spread, else how far from it."""
     if found is None:
         raise ValueError("no floor for this cell's task")
     m, sd = mean_std(values)
@@ -1014,8 +989,7 @@ def trend(runs):
 
 
 def lr_fraction(config, step):
-    """The lr at a step as a fraction of its peak: mixit.get_lr again, so that reading records needs
-    no model code."""
+    """The lr at a step over its peak: mixit.get_lr again (reading records needs no model)."""
     warmup, steps = config["warmup"], config["steps"]
     if step < warmup:
         return (step + 1) / warmup

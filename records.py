@@ -267,8 +267,7 @@ DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
 
 
 def draw_runs(cells):
-    """{(row, task): runs} of the draw study: seeds 0-2 (main tables) and 3-9 (s1/); s3/: no sink.
-    """
+    """{(row, task): runs} of the draw study: seeds 0-2 (main tables), 3-9 (s1/); s3/: no sink."""
     return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
             else cells.get(f"{HOME[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
             for v in DRAW_ROWS for t in ("needle", "add", "lm")}
@@ -668,8 +667,7 @@ def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it h
 
 
 def best_inner(cells, base):
-    """(the grid's lrs, the best inner lr, the edge lr beyond it or None), or None: seeds missing.
-    """
+    """(the grid's lrs, the best inner lr, the edge lr beyond it or None); None: seeds missing."""
     grid = lr_grid(cells, base)
     lrs, inner = sweep_grid(shared_lr(cells, base))
     if not inner or any(len(grid.get(lr, [])) < SWEEP_SEEDS for lr in inner):

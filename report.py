@@ -471,8 +471,7 @@ CLAIMS = [
 
 
 def spread_rule(rule):
-    """Does a claim's rule compare spreads ('as claim 6': claim 6's)? Then one run cannot be read.
-    """
+    """Does a claim's rule compare spreads ('as claim 6': claim 6's)? One run has none."""
     same_as = re.fullmatch(r"as claim (\d+)", rule)
     if same_as:
         rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
@@ -743,8 +742,7 @@ def render_table(cells, t):
 
 
 def lowest_loss(runs):
-    """Each run's lowest validation loss and its step (the final loss hides an overfit run's best).
-    """
+    """Each run's lowest validation loss and its step (the final hides an overfit run's best)."""
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
@@ -865,8 +863,7 @@ def budgets_tried(cells):  # every budget a capacity cell ran at, in steps
 
 
 def budget_rows(cells):
-    """Table 12: each capacity cell's accuracy at each budget, each doubling, and the budget read.
-    """
+    """Table 12: each capacity cell's accuracy at each budget, its doublings, the budget read."""
     rows = []
     for v in CAPACITY_ROWS:
         rungs = dict(ladder(cells, f"c4/memorize/{v}"))
@@ -891,8 +888,7 @@ def budget_rows(cells):
 
 
 def read_at(cells, v, rungs):
-    """Table 12's last column: the budget read of v's ladder, or what the doubling rule runs next.
-    """
+    """Table 12's last column: the budget read of v's ladder, or what the rule runs next."""
     c, settled = capacity_cell(cells, f"c4/memorize/{v}")
     top = max(rungs)
     if settled:

@@ -38,9 +38,7 @@ DRAWN = {}  # name -> what each figure saved since draw_all began shows (see `sh
 
 
 def save(name, title=None, dpi=120):
-    """Save the current figure into PLOT_DIR, with a title over all its panels, and close it. The
-    saved image grows to hold what lies outside the panels (a legend, a caption). With PLOT_DIR
-    None (draw_all's dry run) nothing is laid out or written: only what it shows is kept."""
+    """Save the current figure into PLOT_DIR (None: a dry run, only what it shows is kept)."""
     fig = plt.gcf()
     if title:
         fig.suptitle(title)
@@ -54,9 +52,7 @@ def save(name, title=None, dpi=120):
 
 
 def grid(fig):
-    """The grid its panels are laid out on, 'rows x columns' (a colour bar is no panel). save
-    writes it into the PNG, where a test reads it: a caption that says 'left', 'top row' or
-    '2 × 4' must fit the figure (test_mixit.py)."""
+    """'rows x columns' of its panels, in the PNG: a test checks a caption's 'left', '2 × 4'."""
     panel = next(ax for ax in fig.axes if ax.get_subplotspec())
     rows, cols = panel.get_subplotspec().get_topmost_subplotspec().get_gridspec().get_geometry()
     return f"{rows} x {cols}"
@@ -64,8 +60,8 @@ def grid(fig):
 
 def shown(fig):
     """What a figure shows, as a short hash that does not depend on the matplotlib that drew it:
-    every point of every line and bar (to 4 significant digits) and every text (titles, axis
-    labels, legend, marks). report.py --check compares it with what the records give now."""
+    every point (to 4 digits) and every text. report.py --check compares it with what the records
+    give now."""
     def points(xy):
         return " ".join(f"{float(x):.4g},{float(y):.4g}" for x, y in xy)
     parts = [t.get_text() for t in fig.texts]
@@ -80,8 +76,7 @@ def shown(fig):
 
 
 def legend_outside(fig=None):
-    """A legend right of the panels, where it covers no data, of what every panel draws, each
-    label once; what a panel draws that another does not goes in a legend under that panel."""
+    """A legend right of the panels of what each draws; one panel's own goes under it."""
     fig = fig or plt.gcf()
     drawn = []  # per panel: {label: handle}, in the order drawn
     for ax in fig.axes:
@@ -121,8 +116,7 @@ def bits_on_the_right(ax):
 
 
 def with_n(name, ns):
-    """A legend entry with its seeds: 'Standard (n=3)', 'n=1-3' where its points differ, or
-    'one seed' where each point is a single run (no spread to draw)."""
+    """A legend entry with its seeds: 'Standard (n=3)', 'n=1–3', or 'one seed'."""
     lo, hi = min(ns), max(ns)
     return f"{name} ({'one seed' if hi == 1 else f'n={lo}' if lo == hi else f'n={lo}–{hi}'})"
 
@@ -133,8 +127,8 @@ def floor_pct(cells, prefix):
 
 
 def accuracy_axis(ax, floors, xs=None):
-    """Stretch an accuracy axis (%) to span the floor to 100% at least, and draw the floor dashed:
-    along xs where it changes with the task's size, else across the panel. True if it drew one."""
+    """Stretch an accuracy axis to span the floor to 100% at least, and draw the floor dashed (along
+    xs where it changes with the size). True if it drew one."""
     known = [(x, f) for x, f in zip(floors if xs is None else xs, floors) if f is not None]
     if known:
         style = dict(color="gray", linestyle="--", linewidth=1, label="trivial rule (floor)")
@@ -148,9 +142,7 @@ def accuracy_axis(ax, floors, xs=None):
 
 
 def mark_unstable(ax, x, mean, accs, color, left=False):
-    """Draw a cell's mean hollow and mark it † where its seeds (accuracies in [0, 1]) lie more
-    than 10 points apart (records.unstable), as every table marks it; the † to the point's left
-    or right. True if it marked one."""
+    """Draw a cell's mean hollow, marked †, where its seeds lie apart. True if it did."""
     if not unstable(accs):
         return False
     ax.plot(x, mean, "o", color=color, markerfacecolor="white", markersize=9)
@@ -160,8 +152,7 @@ def mark_unstable(ax, x, mean, accs, color, left=False):
 
 
 def seeds_and_spread(ax, xs, seeds, color, label, fmt="o-"):
-    """Cells along a curve: at each x its seeds (a list of values each) as dots, and their mean
-    ± std, the means joined by a line. Returns the means."""
+    """At each x its seeds as dots, and their mean ± std joined by a line. Returns the means."""
     means = [mean_std(s)[0] for s in seeds]
     ax.errorbar(xs, means, yerr=[mean_std(s)[1] for s in seeds], fmt=fmt, capsize=3, color=color,
                 label=label)
@@ -200,9 +191,7 @@ def plot_needle(cells, scale):
 
 
 def plot_context(cells, scale):
-    """Validation loss (nats per byte) against the context length (Table 2's lm cells and the
-    longer-context study's s2/lm<T>): MixiT's T x T matrix grows with the context, but stays
-    random."""
+    """Validation loss against context length: MixiT's T x T matrix grows, but stays random."""
     curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "loss")
               for v in ("standard", "frozen_qk", "mixit")}
     if not any(len(pts) > 1 for pts in curves.values()):
@@ -237,17 +226,13 @@ def plot_lm_curves(cells, scale):
                 f"seed ({scale})", f"lm_curves_{scale}.png")
 
 
-# Claim 6's figure reads claim 6's own setting: Table 6b's rows at width 256 (the setting
-# `run_all.sh --claims` gives Random on add), at both of Random's inits; where they did not run (the
-# paper scale), Table 6's rows (width 512 there). The cells are read as report.py's depth tables
-# read them: records.at_depths, ROW-L<depth>.
+# Claim 6's figure reads claim 6's own setting: Table 6b's rows at width 256, at both of Random's
+# inits; where they did not run (the paper scale), Table 6's rows.
 CLAIM6_ROWS = ("random-w256", "random_ref-w256", "mixit-w256")
 
 
 def depth_figure_rows(cells):
-    """(which table, [(label, {depth: cell})]) for claim 6's figure: Table 6b's rows at width 256
-    (c6/add/<row>-L<depth>) where any ran, else Table 6's (t6/add/<row>-L<depth>), Random's
-    first."""
+    """(which table, [(label, {depth: cell})]) for claim 6's figure."""
     rows = [at for row in CLAIM6_ROWS if (at := at_depths(cells, f"c6/add/{row}"))]
     where = "Table 6b, claim 6's setting"
     if not rows:
@@ -259,8 +244,7 @@ def depth_figure_rows(cells):
 
 
 def row_label(cells, at):
-    """What tells a depth row from the others, read off its records: the variant (MixiT: its
-    heads), the init of Random's frozen W_Q, W_K (1/√d, or the reference's 0.02), the lr."""
+    """What tells a depth row from the others: variant (MixiT: heads), Q/K init, lr."""
     runs = [r for c in at.values() for r in cells[c]]
     cfg = runs[0]["config"]
     if cfg["variant"] == "mixit":
@@ -274,10 +258,7 @@ def row_label(cells, at):
 
 
 def plot_depth(cells, scale):
-    """Claim 6 drawn (depth_figure_rows): at each depth every seed as a dot, and the mean ± std
-    over the seeds, of test accuracy (from the floor up) and of the token covariance at the last
-    block. A mean whose seeds lie more than 10 points apart (†, records.unstable) is drawn hollow
-    and marked †; the legend says each row's n (at each depth, where it changes with depth)."""
+    """Claim 6: each seed's accuracy and token covariance by depth, with mean ± std."""
     where, rows = depth_figure_rows(cells)
     if not rows:
         return
@@ -314,12 +295,9 @@ def plot_depth(cells, scale):
 
 
 def plot_capacity(cells, scale, paper):
-    """Claim 4's doubling (Table 12) drawn: each capacity cell's test accuracy at every budget
-    tried (left, from the floor up) and the bits per trainable parameter of the four cells the
-    claim compares (right, with the paper's number dotted in the cell's colour: `paper`, by
-    variant), against the budget in steps on a log axis: each dot a seed, the line mean ± std. A
-    budget whose seeds have not all run (fewer than LADDER_SEEDS) is drawn hollow; a ring marks the
-    budget a cell is read at, the first whose doubling settled (records.read_budget)."""
+    """Claim 4's doubling (Table 12): each capacity cell's accuracy (left) and the four compared
+    cells' bits per parameter (right, the paper's dotted) at every budget; hollow: a budget whose
+    seeds have not all run; ringed: the budget read."""
     rows = [(v, rungs) for v in LADDERED if len(rungs := ladder(cells, f"c4/memorize/{v}")) > 1]
     if not rows:
         return
@@ -363,8 +341,7 @@ def plot_capacity(cells, scale, paper):
 
 
 def plot_seeds(cells):
-    """Every seed of the draw study as a dot: one panel per task, one column per variant (†
-    where its seeds lie more than 10 points apart)."""
+    """Every seed of the draw study as a dot: a panel per task, a column per variant."""
     if not any(c.startswith("s1/") for c in cells):
         return
     draws = draw_runs(cells)
@@ -388,9 +365,7 @@ def plot_seeds(cells):
 
 
 def plot_lr_sweep(cells, scale):
-    """Validation score against learning rate (run_all.sh --lr-sweep): one panel per task, one
-    line per swept cell (its seeds as dots, mean ± std), the shared lr dotted and the chosen lr
-    ringed; lm's panel is in nats/byte (lower is better), memorize's on the table itself."""
+    """Validation score by lr: a panel per task, a line per swept cell, chosen lr ringed."""
     from records import chosen_lr, lr_grid, lr_text, shared_lr, swept
     by_task = {}
     for base in swept(cells):
@@ -426,12 +401,10 @@ def plot_lr_sweep(cells, scale):
 
 
 def draw_all(cells, scale, paper_bits, dry=False):
-    """Every figure of a scale that its records give, into plots/ (the smoke scales: into
-    results/smoke_plots, so that a test never redraws the committed figures; dry: into no file,
-    as report.py --check draws them), and {name: what it shows} of each (`shown`). A figure
-    cannot mark a record of an earlier recipe (°, report.py), so it leaves those out.
-    paper_bits: the paper's bits per trainable parameter by variant (report.PAPER), for claim
-    4's figure."""
+    """Every figure of a scale that its records give, into plots/ (smoke scales:
+    results/smoke_plots; dry: no file), and {name: what it shows}. A figure cannot mark a record
+    of an earlier recipe (°), so it leaves those out. paper_bits: the paper's bits per parameter
+    by variant."""
     global PLOT_DIR
     PLOT_DIR = None if dry else "results/smoke_plots" if "smoke" in scale else "plots"
     if PLOT_DIR:
@@ -448,17 +421,15 @@ def draw_all(cells, scale, paper_bits, dry=False):
 
 
 # -----------------------------------------------------------------------------
-# Measurements of models: token covariance at initialization, and the attention heads of the
-# models trained on induction (each with its table for FINDINGS, and its figure)
+# Measurements of models: token covariance at init, and the heads of the models trained on induction
 
 
 INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT",
               "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
 
 
-# The settings in which covariance_at_init draws untrained models: (title, width, digits of add,
-# MixiT's heads, depths, where the numbers are kept, figure or ''): a wide sweep of depth, and the
-# setting of claim 6's cells (Table 6b), so that a trained cell's covariance has its init beside it
+# (title, width, digits of add, MixiT's heads, depths, JSON, figure or ''): a wide sweep of depth,
+# and claim 6's setting (Table 6b), so that a trained cell's covariance has its init beside it
 INIT_SETTINGS = [
     ("", 64, 4, 4, (1, 2, 4, 8, 16, 32), "results/covariance_at_init.json", "covariance_at_init.png"),
     (", in claim 6's setting (Table 6b)", 256, 3, 64, (2, 8, 16),
@@ -467,14 +438,12 @@ INIT_SETTINGS = [
 
 
 def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
-    """The paper's signal-propagation result needs no training: at initialization, how alike are
-    the token representations at the last block, as depth grows? The paper reports that softmax
-    attention at init averages tokens together (rank collapse) and MixiT's identity-plus-noise
-    does not. Untrained models on add test sequences, mean over `seeds` seeds, in one of
-    INIT_SETTINGS; a table row each (and a figure, with draw). The numbers are kept in a JSON
-    file (in git), which is read, not recomputed: drawing the models is slow on a CPU, and
-    another CPU may round the last digit differently. recompute (report.py --recompute-init), or
-    a missing file, draws them again; with draw the file is rewritten where a shown digit moved."""
+    """How alike are the token representations at the last block of untrained models, as depth grows
+    (the paper: softmax attention at init averages tokens together, MixiT does not)? Mean over
+    `seeds` seeds in one of INIT_SETTINGS, as a table (and a figure, with draw). The numbers are
+    kept in a JSON file and read, not recomputed: the models are slow to draw on a CPU, and
+    another CPU may round the last digit otherwise. recompute, or a missing file, draws them
+    again."""
     title, width, digits, mixit_heads, depths, saved, figure = setting
 
     def shown(curves):
@@ -489,8 +458,7 @@ def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
         task, model, *_ = mixit.build(cfg, verbose=False)
         return mixit.token_covariance(model, task)
     if recompute or not os.path.exists(saved):
-        # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at the reference's
-        # 0.02 instead of 1/sqrt(d), the init of every Random in the reference's depth script
+        # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at 0.02
         curves = {v: [mean_std([covariance(v, L, s) for s in range(seeds)]) for L in depths]
                   for v in ("standard", "mixit", "standard_ref")}
         if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
@@ -544,10 +512,9 @@ def induction_scores(model, task):
 
 
 def plot_attention(scale, draw=True):
-    """Attention maps of the 2-layer models trained on induction, with per-head scores. The
-    checkpoints (seed 0, run_all.sh --save) stay out of git, so the scores are also kept in
-    results/heads_<scale>.json: a fresh clone renders the table from there (its figures are
-    the committed PNGs), and any run with the checkpoints rewrites it."""
+    """The attention heads of the 2-layer models trained on induction. The checkpoints stay out of
+    git, so the scores are kept in results/heads_<scale>.json: a fresh clone renders the table
+    from there."""
     saved = f"results/heads_{scale}.json"
     heads = json.load(open(saved)) if os.path.exists(saved) else {}
     lines = []
@@ -636,11 +603,10 @@ def correlation(xs, ys):
 
 
 def draw_strength(record):
-    """One number for a run's random draw, read off its model rebuilt at initialization from the
-    record's config (same seed, same weights). MixiT: the mean mixing strength, the RMS of A - I
-    over the causal entries of every head but the sink (about sigma_h, Sec. 3). Frozen-QK: the mean
-    logit scale, the RMS entry of W_Q^T W_K / sqrt(d_head) per head, times the width (the std of
-    the attention logits for inputs of RMS 1), averaged over heads and blocks."""
+    """One number for a run's random draw, read off its model rebuilt at init from the record's
+    config. MixiT: the RMS of A - I over the causal entries of every head but the sink (about
+    sigma_h). Frozen-QK: the RMS entry of W_Q^T W_K / sqrt(d_head), times the width (the std of
+    the logits for inputs of RMS 1), over heads and blocks."""
     fields = {f.name for f in dataclasses.fields(mixit.Config)}  # older records hold a few more
     given = {k: v for k, v in record["config"].items()
              if k in fields and k not in ("load", "save", "save_steps", "out", "tag", "compile")}
@@ -665,18 +631,15 @@ def draw_strength(record):
 # -----------------------------------------------------------------------------
 # Attention forming: the heads of one training run on induction, step by step (claim 2's picture)
 
-# One run per row, at the setting of plots/attention_*_quick.png (run_all.sh --quick, Table 1's
-# induction cell, seed 0), with a checkpoint every 25 steps (mixit.py --save_steps): how
-# Frozen-QK's heads form while its W_Q, W_K stay at their random init, beside Standard's; MixiT's
-# map is a buffer, the same at every step.
+# One run per row, at Table 1's quick induction setting, seed 0, with a checkpoint every 25 steps:
+# Frozen-QK's heads form while its W_Q, W_K stay as drawn; MixiT's map is the same at every step.
 FORMING_ARGS = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
                 "--eval_interval 200 --batch_size 256 --steps 400 --task induction --task_size 12 "
                 "--seed 0 --dtype float32 --examples 0").split()
 FORMING_STEPS = list(range(0, 401, 25))
 FORMING_STRIP = (0, 100, 200, 300, 400)  # the PNG's columns; the GIF shows every step
 FORMING_ROWS = ("frozen_qk", "standard", "mixit")
-FORMING_DATA = "results/forming_quick.json"  # the scores, step by step (the checkpoints are not
-# committed: results/ckpt/ is git-ignored)
+FORMING_DATA = "results/forming_quick.json"  # the scores, step by step (checkpoints: not in git)
 
 
 def forming_path(v, step=None):
@@ -685,14 +648,8 @@ def forming_path(v, step=None):
     return path if step is None else runtime.snapshot_path(path, step)
 
 
-def forming_command(v):
-    return (["mixit.py", *FORMING_ARGS, "--variant", v, "--out", "results/extra.jsonl",
-             "--tag", f"x/forming/induction/{v}/s0", "--save", forming_path(v),
-             "--save_steps", ",".join(map(str, FORMING_STEPS))])
-
-
 def load_model(path):
-    """A checkpoint's model and task (the task's fixed test set from the checkpoint's config)."""
+    """A checkpoint's task (its fixed test set) and model."""
     cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
     task, model, _, _, _ = mixit.build(cfg, verbose=False)
     model.load_state_dict(runtime.load_checkpoint(path)["model"])
@@ -700,10 +657,9 @@ def load_model(path):
 
 
 def forming_data(paths):
-    """{step: checkpoint} of one run -> its scores at each step: {"steps", "checkpoints",
-    "scores" (induction_scores at each step), "heads": {"previous": [layer, head], "induction":
-    [layer, head]}}. The heads followed are the last step's best previous-token head and best
-    induction head, each the head of highest score over every layer."""
+    """{step: checkpoint} of one run -> {'steps', 'checkpoints', 'scores' (induction_scores at each
+    step), 'heads': {'previous': [layer, head], 'induction': [layer, head]}}, the heads being the
+    last step's best."""
     steps = sorted(paths)
     scores = []
     for s in steps:
@@ -717,8 +673,7 @@ def forming_data(paths):
 
 
 def forming_maps(paths, heads):
-    """{step: {"previous": map, "induction": map}}: the two heads' attention (T, T) on the first
-    test sequence, and where that sequence's query appeared before."""
+    """({step: {'previous': map, 'induction': map}}, the earlier occurrence's position)."""
     maps = {}
     for step, path in paths.items():
         task, model = load_model(path)
@@ -731,9 +686,7 @@ def forming_maps(paths, heads):
 
 
 def draw_forming(data):
-    """plots/attention_forming_quick.png (a row per head, a column per step of FORMING_STRIP,
-    and the induction score at every step) and plots/attention_forming_quick.gif (a frame per
-    step) from each row's checkpoints (into PLOT_DIR); one colour bar for every map."""
+    """The forming strip (PNG: a row per head, a column per FORMING_STRIP step) and GIF."""
     from matplotlib.animation import FuncAnimation, PillowWriter
     rows = [(v, k) for v in data for k in (("induction",) if v == "mixit" else ("previous", "induction"))]
     maps = {}
@@ -761,9 +714,6 @@ def draw_forming(data):
         ax.set_ylabel("query", fontsize=6, labelpad=1)
         return image
 
-    def colour_bar(fig, image, axes):
-        fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
-
     def draw_scores(ax, upto=None):
         for j, v in enumerate(data):
             ax.plot(data[v]["steps"], [score(v, "induction", i) for i in range(len(data[v]["steps"]))],
@@ -790,7 +740,7 @@ def draw_forming(data):
         for c, step in enumerate(FORMING_STRIP):
             axes.append(fig.add_subplot(grid[r, c]))
             image = draw_map(axes[-1], v, k, step)
-    colour_bar(fig, image, axes)
+    fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
     draw_scores(fig.add_subplot(grid[len(rows), :]))
     fig.text(0.5, 0, "\n".join(textwrap.wrap(caption, 110)), ha="center", va="top", fontsize=7)
     save("attention_forming_quick.png", "induction heads forming (quick, one seed each): a row "
@@ -805,7 +755,7 @@ def draw_forming(data):
         axes = [fig.add_subplot(grid[0, c]) for c in range(len(rows))]
         for ax, (v, k) in zip(axes, rows):
             image = draw_map(ax, v, k, step)
-        colour_bar(fig, image, axes)
+        fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
         draw_scores(fig.add_subplot(grid[1, :]), step)
         fig.suptitle(f"induction heads forming (quick scale, one seed each): step {step}")
     animation = FuncAnimation(fig, frame, frames=len(FORMING_STEPS))
@@ -814,11 +764,13 @@ def draw_forming(data):
 
 
 def forming():
-    """Run what is missing of the forming runs (python mixit.py ..., records x/forming/* in
-    results/extra.jsonl), then write FORMING_DATA from their checkpoints and draw the figures."""
+    """Run what is missing of the forming runs, write FORMING_DATA, draw the figures."""
     for v in FORMING_ROWS:
         if not all(os.path.exists(forming_path(v, s)) for s in FORMING_STEPS):
-            subprocess.run([sys.executable, *forming_command(v)], check=True)
+            subprocess.run([sys.executable, "mixit.py", *FORMING_ARGS, "--variant", v, "--out",
+                            "results/extra.jsonl", "--tag", f"x/forming/induction/{v}/s0", "--save",
+                            forming_path(v), "--save_steps", ",".join(map(str, FORMING_STEPS))],
+                           check=True)
     data = {v: forming_data({s: forming_path(v, s) for s in FORMING_STEPS}) for v in FORMING_ROWS}
     with open(FORMING_DATA, "w") as f:
         json.dump(data, f, indent=1)

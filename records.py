@@ -8,8 +8,7 @@ only beyond their seeds' spread (`differ`, `same`), a cell whose seeds lie far a
 † (`unstable`), and each task has a floor, the best trivial rule on its test set (`baseline`).
 report.py renders the tables and claims with these, figures.py draws with them. The claims'
 thresholds are read across each cell's spread (`over_spread`, `outcome`); the prose's numbers and
-words of comparison come from markers (`number`), and `unsourced` finds a sentence that states a
-result without its marker (issue 63).
+words of comparison come from markers (`number`), and `unsourced` finds a number typed by hand.
 """
 
 import collections
@@ -52,13 +51,11 @@ HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "
 
 
 # -----------------------------------------------------------------------------
-# Records: each run appends one to results/<scale>.jsonl, tagged table/task/variant/seed.
-# A cell is a tag without its seed (t1/needle/mixit): records[cell] = [record per seed].
+# Records
 
 
 def read_records(path):
-    """Every record of a .jsonl file, in order. A line that is not one (a run killed while
-    writing, a full disk) is named on stderr and skipped: one bad line hides no other."""
+    """Every record of a .jsonl file; a line that is not one is named on stderr and skipped."""
     if not os.path.exists(path):
         return []
     records = []
@@ -82,10 +79,7 @@ def cell_of(tag):
 
 
 def corpus_of(r):
-    """The text an lm record trained on: its corpus_sha256 (records since issue 53), else what
-    its Python gave. The quick records were made on Python 3.11.7, whose help text and stdlib are
-    the very bytes tasks.py ships (corpus/README.md), so theirs is the shipped digest; any other
-    Python's text is named by its version (the help text changes even between patch releases)."""
+    """The text an lm record trained on: its corpus_sha256, else what its Python 3.11.7 gave."""
     data = r["config"].get("data", "")
     if "corpus_sha256" in r:
         return r["corpus_sha256"]
@@ -97,10 +91,9 @@ def corpus_of(r):
 
 
 def stale(r):
-    """Did a record run a recipe that has changed under the same flags? run_all.sh reruns it
-    (bench.py, same_recipe) and report.py marks it ° until then: a --mixit_shipped run before its
-    sink's row 0 was the reference's (sink_row0, issue 53), an lm run on a text other than the
-    shipped one (corpus_of)."""
+    """Did a record run a recipe that has since changed under the same flags (a --mixit_shipped run
+    before the reference's sink row 0, an lm run on another text)? run_all.sh reruns it; it is
+    marked ° until then."""
     c = r["config"]
     if c.get("mixit_shipped") and r.get("sink_row0") != 0.5:
         return True
@@ -109,18 +102,15 @@ def stale(r):
 
 
 def one_recipe(runs):
-    """The records of one cell that it pools: never a stale record with a fresh one (the stale
-    ones count, marked °, only until a rerun gives the cell a fresh record), never two texts
-    (lm: the text of its newest record)."""
+    """The records a cell pools: never a stale one with a fresh one, never two texts (lm)."""
     runs = [r for r in runs if not stale(r)] or runs
     corpus = corpus_of(runs[-1]) if runs[-1]["config"].get("task") == "lm" else None
     return [r for r in runs if corpus is None or corpus_of(r) == corpus]
 
 
 def current(records):
-    """The records that count, in file order: a rerun (run_all.sh reruns a cell whose recipe
-    changed) supersedes its earlier record; benchmarks keep every record (one per machine); and
-    a cell keeps the records it may pool (one_recipe)."""
+    """The records that count, in file order: a rerun supersedes its earlier record (benchmarks keep
+    every one), and a cell keeps what it may pool (one_recipe)."""
     latest = {r["config"]["tag"]: r for r in records if "history" in r}
     runs = [r for r in records if "history" not in r or latest[r["config"]["tag"]] is r]
     cells = collections.defaultdict(list)
@@ -131,22 +121,18 @@ def current(records):
 
 
 def load(path, earlier=()):
-    """{cell: its records} of a results file; earlier: the tags to mark superseded (above), as
-    are stale records (stale)."""
+    """{cell: its records} of a results file; earlier: the tags to mark superseded (as is stale)."""
     cells = collections.defaultdict(list)
     for r in current(read_records(path)):
         r["superseded"] = r["config"]["tag"] in earlier or stale(r)
         cells[cell_of(r["config"]["tag"])].append(r)
-    # Table 3's add runs are also Table 6's cells at their depth (2 layers): run_all.sh does not
-    # run the same configuration twice, so those cells borrow them.
+    # Table 3's add runs are Table 6's 2-layer cells (run_all.sh runs a configuration once)
     for v in ("mixit", "random"):
         for r in cells.get(f"t3/add/{v}", []):
             cell = f"t6/add/{v}-L{r['config']['n_layer']}"
             if not any(x["config"]["tag"].startswith(cell + "/") for x in cells[cell]):
                 cells[cell].append(r)
-    # Where Table 6's MixiT has 64 heads (the paper scale, with Table 5's steps and lr), its 2-layer
-    # cell is Table 5's 64-head cell: run_all.sh runs it once, as t6/add/mixit-L2, and Table 5
-    # reads it there (a t5/add/heads64 record beside it is of a recipe run_all.sh no longer runs).
+    # and, where Table 6's MixiT has 64 heads (the paper scale), its 2-layer cell is Table 5's
     same = [r for r in cells.get("t6/add/mixit-L2", []) if r["config"].get("n_head") == 64]
     if same:
         cells["t5/add/heads64"] = same
@@ -180,15 +166,12 @@ def mean_std(values):
 
 
 def unstable(accs):
-    """Do a cell's seeds (accuracies in [0, 1]) lie more than UNSTABLE points apart? Such a cell
-    is marked †, and no verdict of the claims table may rest on it."""
+    """Do a cell's seeds (accuracies) lie more than UNSTABLE points apart (†: no verdict)?"""
     return len(accs) > 1 and 100 * (max(accs) - min(accs)) > UNSTABLE
 
 
 def stat(values, scale=100, digits=1, n=True):
-    """'mean ± std (n=N)' of a list of numbers, '–' when there are none (a missing cell); with
-    n=False without the n (the claims and timing tables state it once). Unstable accuracies are
-    marked †."""
+    """'mean ± std (n=N)' of a list, '–' for none (n=False: no n); unstable accuracies get †."""
     if not values:
         return "–"
     m, sd = mean_std([x * scale for x in values])
@@ -200,8 +183,7 @@ def stat(values, scale=100, digits=1, n=True):
 
 
 def entry(cells, cell, key="acc"):
-    """A table's entry for a cell: stat() of its final `key`, accuracies in %, ° where a record
-    of an earlier recipe is read, and k of n seeds solved where the cell is all-or-nothing."""
+    """A table's entry: stat() of a cell's final `key`, with ° and k of n solved where due."""
     values = final(cells, cell, key)
     text = stat(values, 100 if key in PERCENT else 1, DIGITS.get(key, 1)) + old(cells.get(cell, []))
     if key == "acc" and unstable(values):
@@ -221,15 +203,12 @@ def pct(values):  # '+mean ± std%' of percentages (one without the ±)
 
 
 def same(a, b, points=5):
-    """Are two cells of accuracies equal, within `points`, over the spread (over_spread, below)?
-    True, False, or None where the spread straddles the line: a noisier cell can only make a pass
-    harder, never easier."""
+    """Are two cells of accuracies within `points` of each other, over the spread (over_spread)?"""
     return over_spread(lambda x, y: 100 * abs(x - y) <= points, a, b)
 
 
 def differ(a, b):
-    """Do two cells differ by more than the larger of their standard deviations (or 1 point, for
-    seeds that agree exactly)? True / False; None if either is missing."""
+    """Do two cells differ by more than the larger of their std (or 1 point)? None: one missing."""
     if not a or not b:
         return None
     (ma, sa), (mb, sb) = mean_std(a), mean_std(b)
@@ -240,8 +219,7 @@ _FLOORS = {}
 
 
 def baseline(cells, prefix):
-    """(task, rule, score): the best trivial rule on the test set of the cells under `prefix`
-    (tasks.py, `baselines`), computed from the first record's task settings; None if no cell."""
+    """(task, rule, score): the best trivial rule on the test set of the cells under `prefix`."""
     r = next((runs[0] for c, runs in sorted(cells.items()) if c.startswith(prefix) and runs), None)
     if r is None:
         return None
@@ -284,13 +262,12 @@ def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, 
     return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
 
 
-# The draw study (how much does a run's random draw matter?): its rows, on needle, add and lm
+# The draw study (how much does a run's random draw matter?): its rows
 DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
 
 
 def draw_runs(cells):
-    """{(row, task): runs} of the draw study: each variant's seeds 0-2 (the main tables) with
-    its seeds 3-9 (s1/), and MixiT without its sink head (s3/)."""
+    """{(row, task): runs} of the draw study: seeds 0-2 (main tables), 3-9 (s1/); s3/: no sink."""
     return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
             else cells.get(f"{HOME[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
             for v in DRAW_ROWS for t in ("needle", "add", "lm")}
@@ -302,38 +279,14 @@ def draw_values(runs, task):
 
 
 # -----------------------------------------------------------------------------
-# The rule for the prose, by structure (issue 63; it replaces the word lists of issues 46 and
-# 54). A sentence that speaks of our variants, tasks, cells, tables, claims or runs (OBJECT: the
-# names come from NAMES and tasks.TASKS, the rest is the shape of a tag, "claim N", "Table N", a
-# run's nouns and the pronouns that stand for them) asserts a result. It carries the marker that
-# renders it (`<!--= ... -->`, "Numbers in prose" below), each of its clauses that names such a
-# thing its own, or it wears a label that a reader sees (LABEL: Hypothesis, Method, Figure, the
-# paper's own words attributed; "untested" or "hypothesis" in it marks a hypothesis). Naming a
-# table is not a source. A sentence that only points to a file or section is none of these.
-# The sections of METHOD say how the runs are made, and UNREAD set exercises: neither asserts.
-# And no sentence anywhere types a number that no marker renders (typed_numbers), but for one
-# that names a thing (NAMED: Table 4, claim 3, issue 63, a date, a version, an expression) or a
-# setting (a width, an lr, a count of steps, heads, layers, pairs...). A count of runs, seeds,
-# benchmarks, machines or threads is a result (COUNT), and so is every number with a unit of
-# measure: it comes from a marker. A word list would miss what it lacks; this rule fails what
-# it does not know. It reads structure, not meaning: a reviewer still reads what a label says.
+# The rule for the prose: no sentence types a number that no marker renders (`<!--= ... -->`,
+# "Numbers in prose" below), but for one that names a thing (NAMED: Table 4, claim 3, a date, a
+# version, an expression) or a setting (a width, an lr, a count of steps, heads, layers,
+# pairs...). A count of runs, seeds, benchmarks, machines or threads is a result (COUNT), and so
+# is every number with a unit of measure: it comes from a marker. Nor does prose type a verdict
+# word in quotes: the claims table renders each row's. UNREAD sections set exercises.
 
-METHOD = ("How the tables were made", "Set up and run", "The variants", "The tasks",
-          "Words used below", "Reproducing it yourself", "Extending", "Recipe differences")
 UNREAD = ("Homework", "Exercises")
-LABEL = re.compile(r"^[\s*_(\[]*(Hypothesis|Method|Figure|The paper|In the paper|Paper|"
-                   r"What the paper|Hand in|The student runs)\b")
-# A surface that code renders from the records (the answer key) cites them by paragraph: a
-# paragraph that names its records' tags in code (`ex1/copy/frozen_qk/s*`) is theirs
-CITED = re.compile(r"`[a-z]+\d*/[\w./*+-]+`")
-MARKED = re.compile(r"\b(hypothes[ie]s|untested)\b", re.I)
-_WORDS = {w for name in NAMES.values() for w in re.findall(r"[A-Z][\w-]+", name)}
-OBJECT = re.compile(
-    r"\b(" + "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True)) + r")\b|"
-    r"\b(" + "|".join(tasks.TASKS) + r"|memorization|addition)\b|\b[a-z]\d*/[a-z_]+|"
-    r"\b(claims?|rows?|tables?|runs?|seeds?|cells?|records?|curves?|benchmarks?|models?|"
-    r"verdicts?|we|our|ours|it|its|they|their|them|this|these|both|each|neither|every)\b", re.I)
-POINTER = re.compile(r"\]\(|\b[\w-]+\.(md|py|sh|jsonl)\b|\bFINDINGS\b|\bREADME\b")
 NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 COUNT = re.compile(rf"(?<![\w.-])(\d+|{NUMBER_WORDS})\s+(seeds?|runs?|benchmarks?|records?|"
                    r"threads?|machines?|GPUs?|CPUs?|kinds?|sessions?)\b|(?<![\w.-])\d+ of\b|"
@@ -357,10 +310,7 @@ UNIT = re.compile(r"^\s*(%|±|x\b|×|points?\b|bits?\b|nats?\b|ms\b|[KMG]B\b|min
 
 
 def prose(doc):
-    """The sentences of a Markdown document's running text: without code blocks, tables,
-    rendered blocks (between `<!-- scale: ... -->` lines), headings, images and comments."""
-    doc = re.sub(r"```.*?```", "", doc, flags=re.S)
-    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)
+    """The sentences of a Markdown section's text, without tables, headings, images, comments."""
     lines = ["" if not line.strip() or line.lstrip().startswith(("|", "#", "![")) or
              re.fullmatch(r"\s*<!--[^=].*-->\s*", line) else line for line in doc.splitlines()]
     # a paragraph, and a list item, starts a sentence of its own, whatever came before it ended with
@@ -370,16 +320,15 @@ def prose(doc):
 
 
 def bare(sentence):
-    """A sentence with each rendered marker as ⟦m⟧, without code, link targets and addresses
-    (a cell in code is named, not rendered)."""
+    """A sentence with each marker as ⟦m⟧, without code, links and addresses (code names, not
+    renders)."""
     s = re.sub(r"<!--=.*?<!--/-->", " ⟦m⟧ ", sentence, flags=re.S)
     s = re.sub(r"\[[^\]]*\]\(https?:[^)]*\)", " ", s)  # a link out: a citation, text and all
     return re.sub(r"`[^`]*`|\]\([^)]*\)|https?://\S+", " ", s)
 
 
-def typed_numbers(text, spans=False):
-    """The numbers of a bare sentence that no marker renders and that name neither a thing nor a
-    setting, and its counts of runs (COUNT); with spans=True, where they stand."""
+def typed_numbers(text):
+    """The numbers of a bare sentence that name neither a thing nor a setting, and its COUNTs."""
     named = [m.span() for m in NAMED.finditer(text)]
     out = [m.span() for m in COUNT.finditer(text)]
     for m in DIGITS_RE.finditer(text):
@@ -393,85 +342,34 @@ def typed_numbers(text, spans=False):
                 or re.search(r"[A-Za-z]-$", before)  # copy-8, needle-30: a task's size
                 or re.match(r"-(hop|head|layer|step|digit|core|bit|seed)", after)):
             out.append((a, b))
-    return sorted(out) if spans else [text[a:b] for a, b in sorted(out)]
+    return [text[a:b] for a, b in sorted(out)]
 
 
-_CLAUSE = re.compile(r";|:\s|\s—\s|,\s+(?=(and|but|while|so|which|whereas|where)\b)|"
-                     r"\s(?=and (so|also)\b)")
-
-
-def clauses(sentence):
-    """A bare sentence's clauses: split where a clause ends (; : — ', and' ...) outside brackets
-    and quotes."""
-    out, depth, start, quote = [], 0, 0, False
-    for i, ch in enumerate(sentence):
-        depth = depth + (ch in "([") - (ch in ")]" and depth > 0)
-        quote ^= ch == '"'
-        if depth == 0 and not quote and _CLAUSE.match(sentence, i):
-            out.append(sentence[start:i])
-            start = i + 1
-    return out + [sentence[start:]]
-
-
-# A verdict word quoted in prose ('"partly"') states a claims row's verdict by hand: the claims
-# table renders verdicts from the records, and prose points to its row instead.
 TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconclusive|not yet run)"
                            r"[.,]?[\"”'’]", re.I)
 
 
-def unsourced(doc, method=False, rendered=False):
+def unsourced(doc):
     """(kind, sentence) for each sentence of a Markdown doc that breaks the rule above: 'typed
-    number', 'typed verdict' (TYPED_VERDICT), 'the paper's words hold ours', 'result without its
-    marker', 'clause without its marker', and 'a conclusion from a † or n = 1 cell' (a sentence
-    whose marker renders † or n = 1 and that goes on in a clause no marker renders, with no
-    hypothesis mark). method=True: the whole doc says how runs are made (run_all.sh's
-    comments), so only typed numbers and verdicts are read. rendered=True: code wrote the doc
-    from the records (the answer key), so each of its numbers is rendered, and the labels are
-    read."""
-    doc = re.sub(r"```.*?```", "", doc, flags=re.S)
-    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)  # rendered blocks
+    number' or 'typed verdict'. The paper's numbers, in '(paper ...)', are the paper's."""
+    doc = re.sub(r"```.*?```", "", doc, flags=re.S)  # code blocks, and rendered blocks (between
+    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)  # <!-- X --> lines)
     parts = re.split(r"^#{1,6} (.*)$", doc, flags=re.M)
     found = []
     for heading, text in zip([""] + parts[1::2], parts[::2]):
         if heading.startswith(UNREAD):
             continue
-        method_here = method or heading.startswith(METHOD)
-        for para in re.split(r"\n\s*\n", text):
-            labelled = bool(LABEL.match(re.sub(r"^\s*([-*]|\d+\.)\s+", "", para)))
-            if rendered and (CITED.search(para) or re.fullmatch(r"\*\*[^*]+\*\*", para.strip())):
-                continue  # code wrote it from the records it cites; or an exercise's statement
-            for s in prose(para):
-                paper = re.findall(r"\(paper\b(?!-)[^)]*\)", s)
-                b = bare(re.sub(r"\(paper\b(?!-)[^)]*\)", " ", s))
-                if rendered:  # each measured number is homework.py's, from the records
-                    for x, y in reversed(typed_numbers(b, spans=True)):
-                        b = b[:x] + " ⟦m⟧ " + b[y:]
-                if typed_numbers(b):
-                    found.append(("typed number", s))
-                elif TYPED_VERDICT.search(b):
-                    found.append(("typed verdict", s))
-                elif any(re.search(r"\b(we|our|ours|us)\b|<!--=", p, re.I) for p in paper):
-                    found.append(("the paper's words hold ours", s))
-                elif (method_here or labelled or LABEL.match(s) or MARKED.search(s)
-                      or re.search(r"\?\W*$", s)  # a question asserts nothing
-                      or not OBJECT.search(b.replace("⟦m⟧", ""))):
-                    continue
-                elif "⟦m⟧" not in b:
-                    if not (POINTER.search(s) and not re.search(
-                            rf"\b({'|'.join(_WORDS)})\b|\b[a-z]\d*/[a-z_]+", b)):
-                        found.append(("result without its marker", s))
-                elif any("⟦m⟧" not in c and OBJECT.search(c) and not MARKED.search(c)
-                         for c in clauses(b)):
-                    found.append(("clause without its marker", s))
-                elif (re.search(r"<!--=[^>]*-->[^<]*(†|\(n = 1\))", s) and not MARKED.search(s)
-                      and any("⟦m⟧" not in c and c.strip(" .,") for c in clauses(b))):
-                    found.append(("a conclusion from a † or n = 1 cell", s))
+        for s in prose(text):
+            b = bare(re.sub(r"\(paper\b(?!-)[^)]*\)", " ", s))
+            if typed_numbers(b):
+                found.append(("typed number", s))
+            elif TYPED_VERDICT.search(b):
+                found.append(("typed verdict", s))
     return found
 
 
 def comments(script):
-    """A shell script's comments as Markdown paragraphs (a blank comment line or code between
-    two comments ends one), for unsourced(..., method=True)."""
+    """A shell script's comments as Markdown paragraphs (a blank comment or code ends one)."""
     paras, cur = [], []
     for line in script.splitlines():
         whole = re.match(r"\s*#(?!!)\s?(.*)$", line)
@@ -487,18 +385,15 @@ def comments(script):
 
 
 # -----------------------------------------------------------------------------
-# Verdicts that noise cannot pass (issue 54). A rule with a band or a threshold ("within 5
-# points", "≥ 90%", "below half of") is read across its cells' mean ± std (over_spread): it holds
-# (True) where it holds at all of them, fails (False) where at none, and is open (None) where the
-# spread straddles its line. A claim's verdict settles each open test both ways; where the two
-# ways give different verdicts, the claim is inconclusive at the threshold.
+# Verdicts that noise cannot pass. A rule with a band or a threshold ("within 5 points", "≥ 90%")
+# is read across its cells' mean ± std (over_spread), and open (None) where the spread straddles
+# its line; a verdict that an open test decides is inconclusive at the threshold.
 
 
 def over_spread(test, *cells):
-    """test(*values) read over the cells' mean ± std: True where it holds at every point read,
-    False where at none, None (open) otherwise. Each band is read at its ends, its mean, eight
-    steps between, and the other bands' ends and means that fall inside it (where two bands
-    overlap, their values can meet)."""
+    """test(*values) read over the cells' mean ± std: True where it holds at every point read, False
+    where at none, None (open) otherwise. Each band is read at its ends, its mean, eight steps
+    between, and the other bands' points inside it (where bands overlap, their values can meet)."""
     bands = [(m - s, m, m + s) for m, s in map(mean_std, cells)]
     ends = {x for b in bands for x in b}
     points = [{lo + (hi - lo) * i / 8 for i in range(9)} | {m} | {x for x in ends if lo <= x <= hi}
@@ -512,9 +407,9 @@ def beyond(a, b):
     return bool(differ(a, b)) and mean_std(a)[0] > mean_std(b)[0]
 
 
-# All-or-nothing cells: each seed either solves the task (SOLVED or more) or stays near its floor
-# (within 10 points), and the seeds lie apart (†). A mean ± std describes such a cell badly; it
-# is read as k of n seeds solved, with the 95% (Wilson) interval of k/n.
+# All-or-nothing cells: each seed solves the task (SOLVED) or stays within 10 points of its floor,
+# and the seeds lie apart (†). A mean ± std describes such a cell badly: it is read as k of n
+# seeds solved, with the 95% (Wilson) interval of k/n.
 SOLVED = 0.9
 
 
@@ -535,8 +430,7 @@ def wilson(k, n, z=1.96):
 
 
 def more_solved(a, b):
-    """Do more of cell a's seeds solve the task than cell b's, beyond the 95% intervals of their
-    k/n (the two intervals do not overlap)? True or False."""
+    """Do more of a's seeds solve the task than b's, beyond the 95% intervals of their k/n?"""
     return wilson(*solved(a))[0] > wilson(*solved(b))[1]
 
 
@@ -548,18 +442,15 @@ def either(*tests):  # or, for True / False / None (open)
     return True if True in tests else None if None in tests else False
 
 
-# The verdict words, one per outcome (FINDINGS defines them): a rule's tests all hold, some do
-# (PARTLY names which fail), none do; the seeds of a cell it reads lie apart (†); a test's line
-# falls inside a spread, and it decides the verdict; a cell it reads has not run (or not enough).
+# The verdict words (FINDINGS defines them)
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
 SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN = ("inconclusive: seeds disagree",
                                          "inconclusive: at the threshold", "not yet run")
 
 
 class Tests(list):
-    """A rule's tests (True, False or None: open) with a name each, so that 'partly' can say
-    which part failed: Tests({'needle': True, 'hop': False}); waiting: the names of the open
-    tests whose cells have not run enough yet (not a spread that straddles a line)."""
+    """A rule's tests (True, False or None: open), each with a name so that 'partly' can say which
+    failed; waiting: the open tests whose cells have not run enough yet."""
 
     def __init__(self, named, waiting=()):
         super().__init__(named.values())
@@ -567,9 +458,8 @@ class Tests(list):
 
 
 def outcome(tests, partly=1):
-    """A claim's verdict from its tests: REPRODUCED where all hold, PARTLY where at least
-    `partly` hold (naming the tests that fail, where they have names), else NOT_REPRODUCED; each
-    open test (None) is settled both ways, and where the ways disagree, AT_THRESHOLD."""
+    """A claim's verdict from its tests, `partly` of them for PARTLY; each open test is settled both
+    ways, and where the ways disagree, AT_THRESHOLD."""
     open_ = [i for i, t in enumerate(tests) if t is None]
     seen = set()
     for fill in itertools.product((True, False), repeat=len(open_)):
@@ -586,19 +476,17 @@ def outcome(tests, partly=1):
 
 
 # -----------------------------------------------------------------------------
-# Budgets chosen by doubling (issue 65). Under a schedule that decays to 0 (cosine), a run's last
-# evaluations come at a learning rate near 0, so "flat at its end" holds for any budget and says
-# nothing about capacity or convergence. A claim about capacity reads a cell at a budget B only
-# where the same cell given 2B steps (a run of its own, with its own schedule) moves its mean by
-# less than its seeds' spread (or SETTLED points, for seeds that agree). The budgets of a ladder
-# are cells of their own: CELL at its base budget, CELL-steps<N> at each doubling.
+# Budgets chosen by doubling. Under a schedule that decays to 0, a run's last evaluations come at
+# a learning rate near 0, so "flat at its end" holds for any budget and says nothing about
+# convergence. A capacity claim reads a cell at a budget B only where the same cell given 2B
+# steps (a run with its own schedule) moves its mean by less than its seeds' spread (or SETTLED
+# points). A ladder's budgets are cells: CELL at its base budget, CELL-steps<N> at each doubling.
 LADDER_SEEDS = 3  # seeds at each budget tried; the budget a verdict reads gets READ_SEEDS
 READ_SEEDS = 5
 SETTLED = 1.0  # points: a doubling that moves the mean less than this (or the spread) settles it
 STEPS = re.compile(r"-steps(\d+)$")
 CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")  # claim 4's cells, in the paper's order
-# the rows of Tables 11 and 12: claim 4's cells, then MixiT as shipped, MixiT in Standard's block
-# and Standard in MixiT's block; run_all.sh doubles each (LADDERED) but the last
+# the rows of Tables 11 and 12; run_all.sh doubles each (LADDERED) but the last
 CAPACITY_ROWS = CAPACITY + ("mixit-shipped", "mixit_stdblock", "standard_mixblock")
 LADDERED = CAPACITY_ROWS[:-1]
 
@@ -608,8 +496,7 @@ def budget_of(runs):  # a cell's budget in steps: its --steps (a record's own st
 
 
 def ladder(cells, base):
-    """[(steps, cell)] of a cell's budgets that ran, smallest first: the base cell, then each
-    base-steps<N> cell."""
+    """[(steps, cell)] of a cell's budgets that ran, smallest first: base, then base-steps<N>."""
     rungs = [(budget_of(runs), c) for c, runs in cells.items()
              if runs and (c == base or (STEPS.search(c) and STEPS.sub("", c) == base))]
     return sorted(rungs)
@@ -620,9 +507,7 @@ def doubled(cells, base):  # has a doubling of the cell run (a base-steps<N> cel
 
 
 def paired(cells, c, c2, key="acc"):
-    """The final values of `key` in cells c (budget B) and c2 (2B) of one ladder, over the seeds
-    that ran at both, in seed order: a doubling compares each seed with itself (same init, same
-    data), and the seeds that run at the budget read alone (READ_SEEDS) change no doubling."""
+    """The final `key` of cells c (B) and c2 (2B) of a ladder, over the seeds that ran at both."""
     def by_seed(cell):
         return {r["config"]["tag"].rsplit("/s", 1)[1]: r["final"][key]
                 for r in cells.get(cell, []) if key in r.get("final", {})}
@@ -632,11 +517,9 @@ def paired(cells, c, c2, key="acc"):
 
 
 def doubling(a, b):
-    """What doubling a cell's budget did, from its seeds' final accuracies at B (a) and 2B (b),
-    the same seeds on both sides (paired):
-    'settled' (the mean moved less than the larger spread, or SETTLED points), 'moved', 'noisy'
-    (a side is unstable, †: a verdict may not rest on it, so it is no evidence of settling), or
-    None while either side has fewer than LADDER_SEEDS seeds."""
+    """What doubling a budget did to the same seeds' accuracies, a at B and b at 2B: 'settled' (the
+    mean moved less than the larger spread, or SETTLED points), 'moved', 'noisy' (a side is †: no
+    evidence of settling), or None while a side has fewer than LADDER_SEEDS seeds."""
     if min(len(a), len(b)) < LADDER_SEEDS:
         return None
     if unstable(a) or unstable(b):
@@ -651,8 +534,7 @@ def move(a, b):  # (the change of the mean from a to b, the larger of their std)
 
 
 def doubling_words(a, b):
-    """What settled (or moved) a doubling, in words: the change of the paired mean in points,
-    against the larger spread of the two budgets and the SETTLED tolerance (doubling's test)."""
+    """What settled (or moved) a doubling, in words: the mean's change against the spread."""
     gain, spread = move(a, b)
     if abs(gain) < spread:
         return f"{gain:+.2f} points, within the spread ({spread:.2f})"
@@ -664,8 +546,7 @@ def doubling_words(a, b):
 
 
 def read_budget(cells, base, key="acc"):
-    """(cell, steps) of the budget a verdict reads: the first B of the ladder whose doubling (to
-    2B) settled; None where none has settled yet (the ladder goes on, run_all.sh --claims)."""
+    """(cell, steps) that a verdict reads: the first B whose doubling to 2B settled, or None."""
     rungs = ladder(cells, base)
     for (s, c), (s2, c2) in zip(rungs, rungs[1:]):
         if s2 == 2 * s and doubling(*paired(cells, c, c2, key)) == "settled":
@@ -674,10 +555,9 @@ def read_budget(cells, base, key="acc"):
 
 
 def capacity_cell(cells, base):
-    """(cell, settled) that a capacity claim reads of a ladder: its read_budget, settled (True);
-    where no doubling has settled, the largest budget whose seeds have all run, not settled
-    (False), or CAP where that budget has READ_SEEDS seeds: the ladder's last budget, which
-    budget_wanted gives them only where it stops unconverged (None where nothing ran)."""
+    """(cell, settled) that a capacity claim reads of a ladder: its read_budget (True); else the
+    largest budget whose seeds have all run (False), or CAP where that budget has READ_SEEDS
+    seeds (budget_wanted gives them only at an unconverged cap). (None, False): nothing ran."""
     read = read_budget(cells, base)
     if read:
         return read[0], True
@@ -692,19 +572,16 @@ CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last bu
 
 
 def readable(cells, base):
-    """May a verdict read this ladder? Its doubling settled (capacity_cell), or it stopped at its
-    cap unconverged, and its budget read has READ_SEEDS seeds: the one test of every claim that
-    reads a doubled cell (claims 1c, 3-5)."""
+    """May a verdict read this ladder: settled (or at its cap), with READ_SEEDS seeds there?"""
     c, settled = capacity_cell(cells, base)
     return settled and len(final(cells, c)) >= READ_SEEDS
 
 
 def budget_wanted(cells, base, budgets, steps, seed):
-    """Does the doubling rule want this run of a ladder? budgets: the ladder's steps, the base
-    cell's first (run_all.sh lists them all). A budget's first LADDER_SEEDS seeds run once the
-    budget below it has finished its seeds and every doubling below that one moved (or was
-    noisy); seeds up to READ_SEEDS run at the budget whose doubling settled, the one a verdict
-    reads, or at the last budget (the cap) where the doubling into it still moved."""
+    """Does the doubling rule want this run of a ladder (budgets: its steps, base first)? A budget's
+    first LADDER_SEEDS seeds run once the budget below has its seeds and every doubling below
+    that moved; seeds up to READ_SEEDS run at the budget that settled, or at the cap where the
+    doubling into it still moved."""
     names = [base] + [f"{base}-steps{b}" for b in budgets[1:]]
     doubling_at = lambda j: doubling(*paired(cells, names[j], names[j + 1]))  # noqa: E731
     i = budgets.index(steps)
@@ -720,14 +597,12 @@ def budget_wanted(cells, base, budgets, steps, seed):
 
 
 # -----------------------------------------------------------------------------
-# Each variant at its own learning rate (run_all.sh --lr-sweep). A cell CELL of the claims table
-# ran at the lr its task shares; CELL-lr<LR> is the same cell at another lr, scored at its end on
-# a validation set (the record's 'val', mixit.py --val_size) as well as the test set. Where the
-# validation set is held out of training (modadd, lm), CELL-lr<LR>-val chooses and CELL-lr<LR>
-# trains as CELL does. memorize is scored on the table it trains on: its final accuracy chooses.
-# The rule, written once (chosen_lr): the lr with the best mean validation score over SWEEP_SEEDS
-# seeds; where the shared lr is within the spread of that best (the larger std of the two), the
-# shared lr stays. Selection reads no test score (lr_score reads 'val', or memorize's table).
+# Each variant at its own learning rate (run_all.sh --lr-sweep). A claims table's CELL ran at the
+# lr its task shares; CELL-lr<LR> is the same cell at another lr, scored at its end on a
+# validation set (the record's 'val') too. Where that set is held out of training (modadd, lm),
+# CELL-lr<LR>-val chooses and CELL-lr<LR> trains as CELL does; memorize chooses by its table.
+# The rule (chosen_lr): the best mean validation score over SWEEP_SEEDS seeds, unless the shared
+# lr is within its spread. Selection reads no test score.
 LR = re.compile(r"-lr(\d+(?:\.\d+)?e-\d+)(-val)?$")
 SWEEP_SEEDS = 2
 # The grid of each shared lr: its inner lrs in brackets, and the edge lr either side, which runs
@@ -756,8 +631,7 @@ def lr_text(lr):  # 0.003 -> '3e-3', as run_all.sh writes a grid's lrs
 
 
 def lr_score(r):
-    """The number a sweep chooses by, higher is better: the validation accuracy (lm: minus its
-    validation loss); memorize: its final accuracy, the table it trains on. None: no such score."""
+    """A sweep's score, higher is better: validation accuracy (lm: -loss; memorize: final acc)."""
     c = r["config"]
     if c["task"] == "memorize":
         return r["final"]["acc"]
@@ -773,10 +647,9 @@ def lr_cells(cells, base, val=False):
 
 
 def lr_grid(cells, base):
-    """{lr: [lr_score of seeds 0..SWEEP_SEEDS-1]} of a cell's sweep (CELL-lr<LR>-val where it
-    ran, else CELL-lr<LR>), with the cell itself at its shared lr where its records carry the
-    score (memorize). Only the choosing seeds count: a seed run later at the chosen lr changes
-    no choice."""
+    """{lr: [lr_score of seeds below SWEEP_SEEDS]} of a cell's sweep (CELL-lr<LR>-val where it ran,
+    else CELL-lr<LR>), with the cell at its shared lr where its records carry the score
+    (memorize)."""
     at = {**lr_cells(cells, base), **lr_cells(cells, base, val=True)}
     at.setdefault(shared_lr(cells, base), base)
     grid = {}
@@ -794,8 +667,7 @@ def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it h
 
 
 def best_inner(cells, base):
-    """(the grid's lrs, the best inner one, the edge lr beyond it or None) of a cell's sweep
-    (sweep_grid); None while an inner lr lacks SWEEP_SEEDS seeds."""
+    """(the grid's lrs, the best inner lr, the edge lr beyond it or None); None: seeds missing."""
     grid = lr_grid(cells, base)
     lrs, inner = sweep_grid(shared_lr(cells, base))
     if not inner or any(len(grid.get(lr, [])) < SWEEP_SEEDS for lr in inner):
@@ -809,10 +681,9 @@ def best_inner(cells, base):
 
 
 def chosen_lr(cells, base):
-    """(lr, why) that a cell's sweep chooses, or None while a run it needs is missing: every inner
-    lr with SWEEP_SEEDS seeds and, where the best of them lies at the inner grid's edge, the lr
-    beyond it. why: 'shared' (the shared lr is best, or the best is within its spread), 'best',
-    or 'edge' (the best is the grid's outermost lr: a wider grid might do better)."""
+    """(lr, why) that a cell's sweep chooses, or None while a run it needs is missing. why: 'shared'
+    (best, or the best is within its spread), 'best', or 'edge' (the grid's outermost lr: a wider
+    grid might do better)."""
     found = shared_lr(cells, base) is not None and best_inner(cells, base)
     if not found:
         return None
@@ -835,10 +706,8 @@ def swept(cells):
 
 
 def tuned_view(cells):
-    """The cells with each swept cell read at its chosen lr (chosen_lr): CELL-lr<LR>'s records
-    where the sweep chose another lr than the shared one, CELL's own where it kept it, none while
-    the sweep has not chosen. A ladder (claim 4: CELL = <ladder>-steps24000) read at another lr
-    has not run there: its cells are empty. Returns (view, {CELL: (lr, why) or None})."""
+    """(the cells with each swept cell read at its chosen lr, {CELL: chosen_lr}); empty while the
+    sweep has not chosen, or where a ladder's lr moved (it has not run there)."""
     view, chosen = dict(cells), {}
     for base in swept(cells):
         chosen[base] = choice = chosen_lr(cells, base)
@@ -852,10 +721,9 @@ def tuned_view(cells):
 
 
 def lr_wanted(cells, base, lr, seed, final_only=False):
-    """Does the sweep want this run of CELL-lr<LR> (bench.py --todo)? A choosing run (seeds below
-    SWEEP_SEEDS; final_only: a held-out task's plain CELL-lr<LR>, which chooses nothing): at every
-    inner lr, and at an edge lr once the best inner lr lies next to it. Seeds up to 3 at the lr
-    chosen, where it is not the shared one (the claims read the cell there)."""
+    """Does the sweep want this run of CELL-lr<LR> (bench.py --todo)? The choosing seeds at every
+    inner lr and at an edge lr next to the best; final_only, or seeds up to 3, at the chosen lr
+    where it is not the shared one."""
     shared = shared_lr(cells, base)
     if shared is None:
         return False  # the cell the sweep is of has not run: its shared lr is unknown
@@ -872,60 +740,35 @@ def lr_wanted(cells, base, lr, seed, final_only=False):
 # Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
 # between two markers that say where it comes from, and report.py rewrites it from the records:
 #     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->(the value)<!--/--> bits
-# The spec is `FILE CELL KEY [FORMAT]`: FILE is results/FILE.jsonl; CELL a tag without its seed
-# (shell wildcards allowed, e.g. t1/*; or a whole tag with /sN for one run; a,b for both; a,!c
-# for a's runs but c's; CELL@read the budget a capacity claim reads of the ladder CELL,
-# capacity_cell: where its doubling settled, else the largest budget that ran; with
-# [KEY=VALUE&KEY=VALUE] at its end, only the runs whose config (else record) has those values,
-# superseded runs too: the way to cite a run of an earlier recipe, e.g.
-# t6/add/mixit-L2[lr=1e-3&n_head=64] or t4/memorize/mixit-shipped[sink_row0=None]); KEY a
-# number of the record's `final`, of the record itself, of its `profile`, `pack` or
-# `graphs_check` (bench.py --profile, --pack, --graphs-check) or of its config (acc, loss,
-# bits_per_param, wall_s, steps, mixit_mult, ...), `table_bits` and `table_bits_per_param`
-# (memorize: the whole table's n^2 log2 n bits, and that over the trainable parameters),
-# `check:RUN` (a graphs check's run's accuracy
-# at its end), `runs` (how many distinct runs), `minutes` (their summed wall time), `acc@STEP` (the
-# accuracy at that evaluation), `reached:PCT` (the first evaluation at PCT% or more), `qk_bound`
-# (the % of the run's Standard step FLOPs that freezing W_Q, W_K can save: bench.frozen_qk_bound),
-# `speedup:VARIANT` (a benchmark's % more samples/s than Standard) or `ms:VARIANT` and
-# `samples:VARIANT` (a benchmark's ms/step and samples/s), `compiled:VARIANT` (a
-# `bench.py --compile-vs-eager` record's eager ms/step over its compiled ms/step), `written:VARIANT`
-# (a `bench.py --sdpa-vs-written` record's fused ms/step over its written-out one); FORMAT
-# is pm (mean ± std, the default), mean, seeds (each run's value) or range, with `:DIGITS`.
-# Words of comparison are marked too, and rendered by the rule the verdicts use (differ: a
-# difference inside the seeds' spread is no difference), so a sentence cannot say more than its
-# records: FORMAT `vs:CELL2` gives "above", "below" or "within the spread of" (this cell's KEY
-# against CELL2's, or CELL2's KEY2 with `vs:CELL2=KEY2`; "(n = 1)" after it where a side has one
-# run, so no spread to be beyond), `share:LO,HI` the percentage of the gap from LO's mean to HI's
-# that this cell's mean covers and the word it earns (share_words: "most" only from 50%),
-# `ratio:CELL2` this cell's mean over CELL2's, with its range over the two spreads, `trend`
-# what its runs did over their last evaluation interval: "still rising" (the accuracy rose by more
-# than a point, CLIMBING, on average) or "level", with where that was the schedule's tail (a
-# learning rate near 0, where level is no test of convergence: doubling is, read_budget), or
-# "stopped at its target" (--stop_acc), and `floor` where the cell stands against its task's floor
-# ("at the floor" where its mean ± std comes within a point of it, else "N points above the
-# floor"; for a loss, "N below the floor"), `doubling` where a ladder's doubling stands (CELL its
-# base budget: "settled at N steps", "not settled by doubling up to N steps" or "not doubled"),
-# `gain` what settled it (doubling_words: "+G points, within the spread (S)", or beyond it "but
-# under the 1-point tolerance"). records.unsourced: a sentence about our results carries one of
-# these, or a label. A rendered
-# number keeps the table's marks: † where its accuracies are unstable (`unstable`), ° where a run
-# is of an earlier recipe. `share` is read over the spread (share_words), as the verdicts are. FORMAT `n` gives the seeds of each matching cell (one count,
-# or a range where cells differ: "3", "3-5"), and `ran` the records' state: "ran (n = N)", or "has
-# not run" where no record matches (the one format that a missing cell does not fail).
+# The spec is `FILE CELL KEY [FORMAT]`, FILE being results/FILE.jsonl.
+# CELL: a tag without its seed (shell wildcards allowed), or a whole tag with /sN; a,b: both;
+#   a,!c: a's runs but c's; CELL@read: the budget claim 4 reads of a ladder (capacity_cell);
+#   a trailing [KEY=VALUE&...]: only the runs whose config (else record) has those values,
+#   superseded runs too (how to cite a run of an earlier recipe).
+# KEY: a number of the record's `final`, the record, its `profile`, `pack`, `graphs_check` or
+#   config; table_bits[_per_param] (memorize's n^2 log2 n); check:RUN (a graphs check's last
+#   accuracy); runs, minutes; acc@STEP; reached:PCT (the first evaluation at PCT%); qk_bound and
+#   speedup:VARIANT (bench.py); ms:VARIANT, samples:VARIANT; compiled:VARIANT, written:VARIANT
+#   (TWO_WAYS).
+# FORMAT: pm (mean ± std, the default), mean, seeds, range, each with :DIGITS; n (the seeds of
+#   each matching cell, "3" or "3-5"); ran ("ran (n = N)", or "has not run": the one format a
+#   missing cell does not fail). Words of comparison, by the rules the verdicts use, so that a
+#   sentence cannot say more than its records: vs:CELL2[=KEY2] (compare), share:LO,HI
+#   (share_words), ratio:CELL2 (ratio_words), trend, floor (floor_words), doubling and gain (where
+#   a ladder's doubling stands, and what settled it).
+# A rendered number keeps the table's marks: † (unstable) and ° (an earlier recipe).
 CLIMBING = 0.01  # `trend`: a mean gain above this over the last evaluation interval is rising
 TAIL = 0.1  # `trend`: a learning rate under this fraction of its peak is the schedule's tail
 NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 
 
-# The keys of a setting timed both ways (bench.py --compile-vs-eager, --sdpa-vs-written): the
-# setting, and its two values, the one expected slower first (the ratio reads slower / faster)
+# A setting timed both ways (bench.py --compile-vs-eager, --sdpa-vs-written): the setting, and
+# its two values, the one expected slower first (the ratio reads slower / faster)
 TWO_WAYS = {"compiled": ("compile", ("false", "true")), "written": ("sdpa", (True, False))}
 
 
 def record_values(r, key):
-    """The values of a KEY (see above, but for runs and minutes, and speedup and qk_bound, which
-    report.bench_values reads with bench.py) in one record."""
+    """The values of a KEY in one record (runs, minutes, speedup, qk_bound: elsewhere)."""
     base, _, at = key.partition("@")
     kind, _, arg = base.partition(":")
     if kind in ("ms", "samples"):
@@ -953,8 +796,7 @@ def record_values(r, key):
 
 
 def same_value(x, text):
-    """Does a config value equal the VALUE of a marker's CELL[KEY=VALUE] (1e-3 == 0.001; a
-    VALUE with wildcards, as device_name=*H200*, matches as a shell pattern)?"""
+    """Does a config value equal a marker's VALUE (1e-3 == 0.001; or as a shell pattern)?"""
     try:
         return float(x) == float(text)
     except (TypeError, ValueError):
@@ -962,8 +804,7 @@ def same_value(x, text):
 
 
 def number(spec, records_of, record_values=record_values):
-    """The text of one marked number (see NUMBER); records_of(FILE) gives a file's records,
-    record_values(record, KEY) a KEY's values in one of them."""
+    """The text of one marked number (NUMBER); records_of(FILE): a file's records."""
     parts = spec.split()
     if len(parts) not in (3, 4):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
@@ -1086,9 +927,7 @@ def compare(mine, others, how):
 
 
 def ratio_words(mine, other):
-    """'R (LO to HI over the spread)': one cell's mean over another's, and the ratio at the ends
-    of their mean ± std (a rule such as claim 4's 'within 25%' holds over the spread only where
-    both ends do)."""
+    """'R (LO to HI over the spread)': one cell's mean over another's, at their spreads' ends."""
     ends = [x / y for x in band(mine) for y in band(other)]
     r = mean_std(mine)[0] / mean_std(other)[0]
     return f"{r:.2f} ({min(ends):.2f} to {max(ends):.2f} over the spread)"
@@ -1100,9 +939,7 @@ def band(values):  # a cell's mean - std and mean + std
 
 
 def share_words(p, lo=None, hi=None):
-    """'P% (word)': the word a share of a gap earns; "most" only at 50% or more. Read over the
-    spread (lo, hi: the share at the ends of the cells' mean ± std): where the ends earn other
-    words, 'P% (LO to HI% over the spread: no one word)'."""
+    """'P% (word)' of a share of a gap; no one word where the spread's ends (lo, hi) differ."""
     if lo is not None and share_word(lo) != share_word(hi):
         return f"{p:.0f}% ({lo:.0f} to {hi:.0f}% over the spread: no one word)"
     return f"{p:.0f}% ({share_word(p)})"
@@ -1117,8 +954,7 @@ def share_word(p):
 
 
 def floor_words(values, found, key):
-    """A cell against its task's floor (baseline): 'at the floor' where its mean ± std comes
-    within a point (0.01 nats for a loss) of it, else the distance, in points or nats."""
+    """'at the floor' within a point (0.01 nats) over the spread, else how far from it."""
     if found is None:
         raise ValueError("no floor for this cell's task")
     m, sd = mean_std(values)
@@ -1134,10 +970,9 @@ def at_target(r):  # did a run stop because it reached --stop_acc (not --patienc
 
 
 def trend(runs):
-    """What a cell's runs did over their last evaluation interval (see NUMBER): 'stopped at its
-    target' (--stop_acc), else 'still rising' (a mean gain above CLIMBING) or 'level', and where
-    the schedule had decayed there (the learning rate under TAIL of its peak, as cosine to 0 leaves
-    every run's end), that the words read its tail: level there is no test of convergence."""
+    """What a cell's runs did over their last evaluation interval: 'stopped at its target', 'still
+    rising' (a mean gain above CLIMBING) or 'level'; at the schedule's tail (lr under TAIL of its
+    peak), level is no test of convergence."""
     if all(map(at_target, runs)):
         return "stopped at its target"
     gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
@@ -1152,8 +987,7 @@ def trend(runs):
 
 
 def lr_fraction(config, step):
-    """The learning rate at a step as a fraction of its peak: mixit.get_lr's warm-up and cosine
-    to 0 (written again here so that reading records needs no model code)."""
+    """The lr at a step over its peak: mixit.get_lr again (reading records needs no model)."""
     warmup, steps = config["warmup"], config["steps"]
     if step < warmup:
         return (step + 1) / warmup

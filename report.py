@@ -5,14 +5,12 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
     python report.py --scale paper      # reads results/paper.jsonl
     python report.py --check            # fails where a committed table, number or figure is stale
 
-Nothing here is typed by hand: every number comes from a record (mean ± std over seeds, n = the
-number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, and into the
-documents of DOCS (README.md, results/FINDINGS.md, docs/) the blocks between their markers: the
-claims table between `<!-- <scale>-verdicts -->` markers, the tables each between its
-`<!-- <scale>: Table N -->` markers (or all of them between `<!-- <scale>-tables -->` markers),
-and saves PNGs into plots/, with plots/figures.json (what each figure drawn from the records
-shows, for --check). Here: the claims and tables;
-records.py holds the rules (cells, prose), figures.py the figures, bench.py Table 7 and speed.
+Nothing here is typed by hand: every number comes from a record, with the paper's beside it.
+Writes results/tables_<scale>.md, and each rendered block and table into the documents of DOCS
+(README.md, results/FINDINGS.md, docs/) between its marker lines (`<!-- quick-verdicts -->`,
+`<!-- quick: Table 1 -->`), and the figures into plots/, with plots/figures.json (what each shows,
+for --check). Here: the claims and tables; records.py holds the rules, figures.py the figures,
+bench.py Table 7.
 """
 
 import argparse
@@ -60,8 +58,6 @@ PAPER = {
 
 # -----------------------------------------------------------------------------
 # Depth (Tables 6 and 6b, claim 6). A row is a setting, with its cell at each depth: CELL-L<depth>
-
-# Table 6b's rows (`run_all.sh --claims`)
 DEPTH_ROWS = {"random-w256": "Random", "random_ref-w256": NAMES["random_ref"], "mixit-w256": "MixiT",
               "mixit-heads64": "MixiT"}
 
@@ -72,8 +68,7 @@ def add_setting(cfg):
 
 
 def depth_rows(cells):
-    """{row: {depth: cell}} for Table 6b. The 64-head MixiT row at Table 5's setting borrows its
-    2-layer cell from Table 5 (run_all.sh does not run one configuration twice)."""
+    """{row: {depth: cell}} for Table 6b; the 64-head MixiT row's 2-layer cell is Table 5's."""
     rows = {}
     for row in DEPTH_ROWS:
         at = at_depths(cells, f"c6/add/{row}")
@@ -85,9 +80,8 @@ def depth_rows(cells):
 
 
 def depth_table(cells, claims=False):
-    """([(row name, {depth: cell})], the depths of any row) of Table 6, or of Table 6b (claims).
-    Table 6: Random (at the scale's lr, and at the reference's 1e-2 where run: random-lr1e-2)
-    first, then MixiT. Table 6b: each row's setting is read off its shallowest cell's first run."""
+    """([(row name, {depth: cell})], every depth) of Table 6 (Random's rows first), or of Table 6b
+    (claims: each row's setting read off its shallowest cell)."""
     if claims:
         first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
         rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
@@ -102,12 +96,9 @@ def depth_table(cells, claims=False):
 
 
 def depth_pairs(cells, init=""):
-    """The cells claim 6 compares, each variant's shallowest and deepest: ((Random's), (MixiT's),
-    (Random's depths), (MixiT's depths), where). Table 6b's (its recipe chosen so that Random can
-    add at 2 layers, and so can collapse) where it has two depths, else Table 6's; None where
-    neither has two depths of both variants.
-    init "_ref": Random's row at the reference's init, all else equal (Table 6: both rows at the
-    reference's lr 1e-2 where Random ran at it, as the reference-init row did)."""
+    """((Random's shallowest, deepest), (MixiT's), (Random's depths), (MixiT's), where) of claim 6:
+    Table 6b's (where Random can add at 2 layers, and so can collapse) where it has two depths,
+    else Table 6's; None where neither has. init '_ref': Random at the reference's init."""
     rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
     ran, mix = rows.get(f"random{init}-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
     where = "Table 6b"
@@ -125,8 +116,8 @@ def depth_pairs(cells, init=""):
 
 
 def depth_lines(cells, claims=False):
-    """Tables 6 and 6b: for each row a line of accuracies and one of token covariances, a column
-    per depth ('–' where not run)."""
+    """Tables 6 and 6b: a line of accuracies and one of token covariances per row, a column per
+    depth."""
     rows, depths = depth_table(cells, claims)
     return [[name, metric] + [Cell(at[d], key) if d in at else "–" for d in depths]
             for name, at in rows
@@ -134,17 +125,14 @@ def depth_lines(cells, claims=False):
 
 
 # -----------------------------------------------------------------------------
-# The claims table: one entry per claim of the paper (CLAIMS, below): its number, the paper's
-# figure, the rule its verdict follows, and a `judge` that reads the cells. Every judge returns
-# (ours, tests, partly, evidence, reads): tests, each True, False or None (open: the spread
-# straddles the rule's line, records.over_spread), or None while a cell has not run; partly: how
-# many tests must hold for 'partly'; reads: the cells the verdict rests on. Where `run_all.sh
-# --claims` ran a cell longer than the quick tables (c*/ tags, Table 11), a judge reads it.
+# The claims table: one entry per claim of the paper (CLAIMS): the paper's figure, the rule of its
+# verdict, and a `judge` that reads the cells and returns (ours, tests, partly, evidence, reads):
+# tests True, False or None (open) each, or None while a cell has not run; partly: how many must
+# hold for 'partly'; reads: the cells the verdict rests on.
 
 
 class Reader:
-    """What a judge needs from the cells: each seed's final value, means, text, the longer run.
-    base: the cells that decide which cells a row reads (a re-reading row reads its parent's)."""
+    """What a judge reads of the cells; base: the cells that decide which cells a row reads."""
 
     def __init__(self, cells, base=None):
         self.cells, self.base = cells, base or cells
@@ -170,8 +158,7 @@ class Reader:
 
 def on_each(A, groups, test, table, vs=False):
     """Claims 1-3, a rule that must hold on each task: groups {task: its cells}, test(*their
-    values) one test per task. Shows each task's first cell (with vs: 'first vs second'), and
-    says where it is Table 11's longer run."""
+    values). Shows each task's first cell (vs: 'first vs second')."""
     def label(t, c):  # the task, and where its cell is a longer run than Table 1's or 3's
         return t + (" (MixiT 64 heads)" if "heads64" in c else " (Table 11)" * c.startswith("c"))
     reads = [c for g in groups.values() for c in g]
@@ -202,8 +189,8 @@ COPY_LENGTHS = {8: "c1/copy", 16: "c1/copy16", 32: "c1/copy32"}  # (8: Table 11'
 
 
 def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
-    """MixiT and Standard copying strings of up to 8, 16 and 32 tokens, each cell read where its
-    doubling settled (records.readable; copy-8 is not doubled: its seeds sit at the ceiling)."""
+    """MixiT and Standard copying up to 8, 16 and 32 tokens, each read where its doubling settled
+    (copy-8 is not doubled: its seeds sit at the ceiling)."""
     cells = {(v, L): f"{c}/{v}" for L, c in COPY_LENGTHS.items() for v in ("mixit", "standard")}
     read = {k: capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c for k, c in cells.items()}
     ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) + at_cap(A, read[v, L])
@@ -230,9 +217,8 @@ def frozen_qk_retrieves(A):  # (2), W_Q and W_K frozen at N(0, 1/d); the referen
 
 def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's MixiT's 64 heads
     L = A.longest  # (add: Table 11's 64-head cell, else Table 5's, else Table 3's 4-head one)
-    # memorize reads Table 4's cells (width 32: a table Standard can hold whole) at the budget
-    # their doubling settled (Table 12's rule), not claim 4's cells that no variant can hold:
-    # until both may be read (records.readable) its test is left open
+    # memorize reads Table 4's cells (a table Standard can hold whole) where their doubling
+    # settled, not claim 4's (that no variant can hold); its test is open until then
     bases = [f"t4/memorize/{v}" for v in ("mixit", "standard")]
     memorize = [capacity_cell(A.base, b)[0] or b for b in bases]
     ours, tests, *rest = on_each(
@@ -247,11 +233,9 @@ def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's Mi
 
 
 def capacity_order(A):  # (4), in bits per trainable parameter, each cell read at capacity
-    """Claim 4 reads Table 11's capacity cells (`run_all.sh --claims`), each at the budget its
-    doubling settled (Table 12, records.read_budget) with READ_SEEDS seeds; where a cell has not
-    settled, or lacks those seeds, the row shows where it stands and gives no verdict. Without
-    those cells (the paper scale), Table 4's: at their budget until one of them has been doubled
-    (run_all.sh lists t4/memorize/ROW-steps<N>), then by the same rule."""
+    """Claim 4 reads Table 11's capacity cells, each at the budget its doubling settled with
+    READ_SEEDS seeds (else the row says where it stands, and gives no verdict); without them (the
+    paper scale), Table 4's, at their budget until one is doubled."""
     table = "c4" if A("c4/memorize/standard") else "t4"
     cells = {v: f"{table}/memorize/{v}" for v in CAPACITY}
     where = "Tables 11, 12" if table == "c4" else "Table 4"
@@ -283,15 +267,13 @@ PAPER_RATIO = 2.18 / 2.25  # the paper's MixiT / Frozen-QK, bits per trainable p
 
 
 def ratio_of(cells, read):
-    """MixiT's bits per parameter over Frozen-QK's, seed by seed over the seeds both cells ran
-    (records.paired: a seed draws the same batches in each), read: {variant: cell}."""
+    """MixiT's bits per parameter over Frozen-QK's, seed by seed; read: {variant: cell}."""
     q, x = paired(cells, read["frozen_qk"], read["mixit"], "bits_per_param")
     return [b / a for a, b in zip(q, x)]
 
 
 def capacity_tests(b, ratio):
-    """claim 4's rule on {variant: bits per parameter of each seed} and MixiT / Frozen-QK's
-    ratio seed by seed (ratio_of): ≈ is the ratio within 25% of 1 over its spread."""
+    """Claim 4's rule on {variant: bits per parameter by seed} and MixiT / Frozen-QK's ratio."""
     return Tests(dict(zip(CAPACITY_TESTS, [
         beyond(b["standard"], b["frozen_qk"]),
         over_spread(lambda r: abs(r - 1) < 0.25, ratio) if ratio else None,
@@ -299,8 +281,7 @@ def capacity_tests(b, ratio):
 
 
 def waits(cells, bases):
-    """What the doubled cells a row reads wait for before it may read them (records.readable),
-    e.g. 'doubling not settled: MixiT' or 'fewer than 5 seeds at the budget read: Standard'."""
+    """What the doubled cells a row reads wait for, e.g. 'doubling not settled: MixiT'."""
     moving = [c for c in bases if not capacity_cell(cells, c)[1]]
     few = [c for c in bases if c not in moving and not readable(cells, c)]
 
@@ -313,10 +294,9 @@ def waits(cells, bases):
 
 
 def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its doubling settled
-    """Claim 5 reads MixiT's add cells (Table 5) from 2 heads up (1 head is the sink head alone:
-    no random mixing, so it cannot see the second operand), each at the budget its doubling
-    settled with READ_SEEDS seeds (Table 12's rule). A cell whose seeds are all-or-nothing
-    (records.all_or_nothing) is read as k of n solved (more_solved), any other by mean ± std."""
+    """Claim 5 reads MixiT's add cells from 2 heads up (1 head is the sink alone: it cannot see the
+    second operand), each where its doubling settled. An all-or-nothing cell is read as k of n
+    solved."""
     heads = [h for h in heads_of(A.cells) if h >= 2]
     if len(heads) < 2:
         return "fewer than two head counts from 2 heads up", None, 1, "Table 5", []
@@ -376,9 +356,8 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
 
 
 def faster_per_sample(A):  # (7): every session of Table 7's machine (same_machine)
-    """Claim 7 in direction (each trains more samples per second than Standard, beyond the
-    spread) and in size (the whole band at or above half the paper's figure), with the most that
-    skipping W_Q's and W_K's weight gradients can save of a step's FLOPs beside Frozen-QK's."""
+    """Claim 7 in direction (faster per sample than Standard, beyond the spread) and in size (at or
+    above half the paper's figure), with the FLOPs that freezing W_Q, W_K can save at most."""
     runs = A.runs("t7/bench")
     if not runs:
         return "not run yet", None, 2, "Table 7", []
@@ -404,9 +383,8 @@ PAPER_SPEEDUP = (23.9, 32.0)  # % more samples per second than Standard: Frozen-
 
 
 def same_machine(runs, path="results/extra.jsonl"):
-    """The benchmark records of other sessions (results/extra.jsonl) taken on Table 7's machine
-    and shape (device, dtype, threads, task, width, depth, batch) that time every variant Table 7
-    does: a verdict that reads benchmarks reads each session of its machine, not the newest."""
+    """The benchmarks of other sessions (results/extra.jsonl) on Table 7's machine and shape, timing
+    every variant it does: a verdict reads each session of its machine, not the newest."""
     def shape(r):
         c = r["config"]
         return (r.get("device_name"), r.get("cpu_bf16"), r.get("device"), r.get("dtype"),
@@ -440,8 +418,7 @@ def twin(c):  # a MixiT cell's -shipped twin; a budget's twin is the twin's budg
 
 
 def shipped_view(cells):
-    """The cells with each MixiT cell replaced by its -shipped twin (--mixit_shipped), empty where
-    it has not run: a row reads its parent's cells with MixiT changed only, or waits ('–')."""
+    """The cells with each MixiT cell replaced by its -shipped twin (empty where it has not run)."""
     return {c: cells.get(twin(c), []) if mixit_cell(c) else runs for c, runs in cells.items()}
 
 
@@ -487,8 +464,8 @@ CLAIMS = [
     ("8. LM: Frozen-QK near Standard, MixiT behind", "gaps +0.29 / +0.95 nats/token",
      "MixiT's loss above Frozen-QK's beyond the spread; reproduced if Frozen-QK's gap is under "
      f"half of MixiT's {SPREAD}", lm_gaps),
-    # claims 3-5 read again with MixiT as the reference ships it (issue 49): its hidden factor
-    # sqrt(1/(4d)) on the MLP's output is the largest untested difference from the paper's MixiT
+    # claims 3-5 again with MixiT as the reference ships it: its hidden factor sqrt(1/(4d)) on the
+    # MLP's output is the largest untested difference from the paper's MixiT
     ("3ˢ. claim 3, MixiT as shipped", "(the paper's MixiT)", "as claim 3",
      as_shipped(mixit_matches_without_retrieval)),
     ("4ˢ. claim 4, MixiT as shipped", "(the paper's MixiT)", "as claim 4",
@@ -498,8 +475,7 @@ CLAIMS = [
 
 
 def spread_rule(rule):
-    """Does a claim's rule compare spreads ("as claim 6": claim 6's)? A cell of one run has none:
-    the verdict waits ('–') until every cell it reads has n ≥ 2."""
+    """Does a claim's rule compare spreads ('as claim 6': claim 6's)? One run has none."""
     same_as = re.fullmatch(r"as claim (\d+)", rule)
     if same_as:
         rule = next(r for c, _, r, _ in CLAIMS if c.split(".")[0] == same_as[1])
@@ -507,9 +483,8 @@ def spread_rule(rule):
 
 
 def verdict(tests, partly, reads, A, rule="", need=1):
-    """A rule's outcome as a verdict (records.outcome), never resting on a † cell
-    (SEEDS_DISAGREE), nor on a record of an earlier recipe, one run where the rule compares
-    spreads, or a cell with fewer than `need` seeds (the paper scale asks for 3) (NOT_RUN)."""
+    """A rule's outcome (records.outcome), never resting on a † cell, nor on a record of an earlier
+    recipe, one run where the rule compares spreads, or fewer than `need` seeds."""
     if tests is None or any(old(A.runs(c)) for c in reads):
         return NOT_RUN
     if any(len(A.runs(c)) < max(need, 2 if spread_rule(rule) else 1) for c in reads):
@@ -520,10 +495,9 @@ def verdict(tests, partly, reads, A, rule="", need=1):
 
 
 def claim_rows(cells, need=1):
-    """(n seeds, rows): one row per claim: claim, paper, ours, verdict, rule, evidence, and the
-    verdict with every variant at the lr its task shares; a verdict only where every cell it reads
-    has at least `need` seeds. Where run_all.sh --lr-sweep ran, a row reads each cell at the lr
-    its sweep chose (records.tuned_view), and waits ('–') while the sweep has not chosen."""
+    """(n seeds, rows): a row per claim: claim, paper, ours, verdict, rule, evidence, and the
+    verdict at the shared lr. A row reads each cell at the lr its sweep chose
+    (records.tuned_view), and waits while the sweep has not chosen."""
     tuned, chosen = tuned_view(cells)
     A, shared = Reader(tuned, cells), Reader(cells)
     seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
@@ -545,18 +519,15 @@ def claim_rows(cells, need=1):
     return n, rows
 
 
-# Which verdicts rest on a budget (issue 65, item 3). A cell a verdict reads is at capacity where
-# its doubling settled (Table 12), or where no more steps can raise it: every seed at the ceiling
-# (99.5% or more) or stopped at its target. Any other accuracy cell is read at a budget. The
-# verdict is judged again with each such cell raised to 100% (its bits per parameter with it): a
-# bound on what more steps could do, so a verdict that changes there names the budget to double.
+# Which verdicts rest on a budget (Table 13). An accuracy cell that has not settled by doubling
+# and whose seeds are not all at CEILING (or at their target) is read at a budget: the verdict is
+# judged again with it raised to 100%, a bound on what more steps could do.
 CEILING = 0.995
 
 
 def budget_kind(cells, c):
-    """'doubling settled' (records.readable), 'doubling waits' (not settled, or too few seeds at
-    the budget read), 'at its ceiling', 'a loss' or 'a benchmark' (not bounded here) or 'budget'
-    (read at a budget): what more steps could do to a cell a verdict reads."""
+    """What more steps could do to a cell a verdict reads: 'doubling settled', 'doubling waits', 'at
+    its ceiling', 'a loss' or 'a benchmark' (not bounded here), or 'budget'."""
     base = STEPS.sub("", c)  # a ladder: claim 4's capacity cells, or any cell doubled once
     if (base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED
             or doubled(cells, base)):
@@ -579,8 +550,8 @@ def raised(runs):  # a cell's records as if more steps had taken each seed to 10
 
 
 def verdict_budget_rows(cells, need=1):
-    """Table 13, one row per claims row: its verdict, the cells it reads at a budget, the verdict
-    with each raised to 100% where that differs, and its capacity cells not settled by doubling."""
+    """Table 13: per claims row, its verdict, the cells it reads at a budget, the verdict with each
+    raised to 100%, and the doublings it waits for."""
     rows = []
     for claim, _, rule, judge in CLAIMS:
         ours, tests, partly, where, reads = judge(Reader(cells))
@@ -778,8 +749,8 @@ def verdicts(cells, need=1, claims=None):
 
 
 def dtype_check(cells, other, name):
-    """Does another dtype (other: its cells, e.g. seed 0 in bf16) change a result? Each claim's
-    verdict beside the README's, and every cell beyond the published cell's spread (differ())."""
+    """Does another dtype (other: its cells) change a result? Each claim's verdict beside fp32's,
+    and every cell beyond fp32's spread."""
     (n, rows), (_, rows2) = claim_rows(cells), claim_rows(other)
     out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
            f"run_all.sh --quick`, on a CPU with native {name}; no `--claims` runs, so a row "
@@ -806,34 +777,29 @@ def dtype_check(cells, other, name):
 
 
 # -----------------------------------------------------------------------------
-# The tables, as data. Each entry of TABLES (and of STUDIES) is one table: its bold title, by
-# which FINDINGS places it; its caption; its header; its rows; its floor rows. A row is a list of
-# entries, each either text or a Cell: which cell, which field of its records, and how to show
-# it. render_table, the one renderer, draws every entry; nothing in a table is written elsewhere.
+# The tables, as data: each entry of TABLES (and STUDIES) is one table, and a row a list of entries,
+# text or Cells. render_table, the one renderer, draws them all.
 
 
 class Cell(collections.namedtuple("Cell", "cell key show paper", defaults=("acc", "entry", False))):
-    """One entry of a table: the records of `cell`, their field `key`, shown as SHOW[show] shows
-    them (entry(): mean ± std over seeds); paper: the paper's number beside it (True: this
-    cell's; or the cell it reports, e.g. "t4/memorize/mixit")."""
+    """One entry of a table: the field `key` of `cell`'s records, shown by SHOW[show]; paper: the
+    paper's number beside it (True: this cell's; or the cell it reports)."""
 
 
 @dataclasses.dataclass
 class Table:
+    # each field but the title is data, or a function of the cells giving it
     title: str  # "Table 1. Retrieval": bold, and FINDINGS' marker for it
-    caption: object  # the text after the title, or a function of the cells giving it; its
-    #                  {size:PREFIX}, {every:PREFIX}, {steps:CELL}, {width:CELL} come from records
-    header: object  # the columns' headers: a list, or a function of the cells
-    rows: object  # a list of rows, or a function of the cells (None: not run, drawn as '–')
-    floor: object = ()  # the floor rows (the best trivial rule): each starts with what follows
-    #                     FLOOR in its label ('' or ' (hop)'), then its entries; or a function
-    when: object = None  # drawn only where when(cells) holds (the `run_all.sh --claims` tables)
-    note: object = None  # a paragraph between the caption and the table: a function of the cells
+    caption: object  # the text after the title, with its {fields} (see caption)
+    header: object
+    rows: object  # None: not run, drawn as '–'
+    floor: object = ()  # the floor rows: each its label after FLOOR ('' or ' (hop)'), its entries
+    when: object = None  # drawn only where when(cells) holds
+    note: object = None  # a paragraph between the caption and the table
 
 
 def caption(cells, text):
-    """A caption's fields filled from the records: a task's size and evaluation interval (its
-    first run under PREFIX, config_of), or the steps and width of a CELL's runs ('–': none)."""
+    """A caption's {size|every:PREFIX} and {steps|width:CELL} fields, read from the records."""
     def field(m):
         kind, arg = m.groups()
         if kind in ("size", "every"):
@@ -873,8 +839,7 @@ def render_table(cells, t):
 
 
 def lowest_loss(runs):
-    """Each run's lowest validation loss and its step: where a model overfits its corpus (paper
-    scale), the final loss hides how far it got."""
+    """Each run's lowest validation loss and its step (the final hides an overfit run's best)."""
     if not runs:
         return "–"
     best = [min((h for h in r["history"] if "loss" in h), key=lambda h: h["loss"]) for r in runs]
@@ -896,8 +861,7 @@ def first_reaching(runs, target):
 
 
 def yelp_heads(cells, cell, key):
-    """Table 3b's MixiT with H heads (cell y/yelp/mixit-headsH), read from the MixiT row where
-    that row has H heads (run_all.sh runs it once)."""
+    """Table 3b's MixiT with H heads, read from the MixiT row where that row has H heads."""
     h = int(cell.rsplit("heads", 1)[1])
     runs = cells.get(cell) or [r for r in cells.get("y/yelp/mixit", [])
                                if r["config"]["n_head"] == h]
@@ -996,8 +960,7 @@ def budgets_tried(cells):  # every budget a capacity cell ran at, in steps
 
 
 def budget_rows(cells):
-    """Table 12: each capacity cell's accuracy at each budget tried, what each doubling did
-    (records.doubling) and the budget a verdict reads."""
+    """Table 12: each capacity cell's accuracy at each budget, its doublings, the budget read."""
     rows = []
     for v in CAPACITY_ROWS:
         rungs = dict(ladder(cells, f"c4/memorize/{v}"))
@@ -1022,8 +985,7 @@ def budget_rows(cells):
 
 
 def read_at(cells, v, rungs):
-    """Table 12's last column: the budget claim 4 reads of variant v's ladder (rungs: steps ->
-    cell), or what the doubling rule runs next."""
+    """Table 12's last column: the budget read of v's ladder, or what the rule runs next."""
     c, settled = capacity_cell(cells, f"c4/memorize/{v}")
     top = max(rungs)
     if settled:
@@ -1043,11 +1005,9 @@ CAPACITY_TESTS = ("Standard > Frozen-QK", "Frozen-QK ≈ MixiT", "each > Frozen-
 
 
 def rule_at(cells, steps):
-    """Table 12's last row: claim 4's rule (capacity_tests, 2 of 3 for partly) on the bits per
-    parameter of the four capacity cells at one budget, each with LADDER_SEEDS seeds there; a
-    cell whose doubling settled below that budget is read at its settled budget (more steps do
-    not move it). While any cell has not settled this is a reading at a budget: it shows
-    whether the verdict would depend on the budget, and gives none."""
+    """Table 12's last row: claim 4's rule on the four capacity cells at one budget (a cell settled
+    below it at its settled budget): a reading that shows whether the verdict depends on the
+    budget, not a verdict."""
     bits, at = {}, {}
     for v in CAPACITY:
         base = f"c4/memorize/{v}"
@@ -1069,8 +1029,7 @@ def capacity_said(tests):  # which of claim 4's tests fail, and which the spread
 
 
 def lm_caption(cells):
-    """Table 2's caption: the corpus its rows were trained on, from their records (--data: the
-    help text by default, the standard library's sources with `stdlib`)."""
+    """Table 2's caption: the corpus its rows trained on, from their records."""
     corpus = {"": "Python's help text", "stdlib": "Python's standard library sources"}
     rows = collections.defaultdict(list)  # corpus -> the rows trained on it
     for v in VARIANTS + ["frozen_qk_ref"]:
@@ -1084,8 +1043,7 @@ def lm_caption(cells):
 
 
 def capacity_caption(cells):
-    """Table 4's caption: which cells claim 4 reads (capacity_order), and whether this table's
-    budget has been tested by doubling."""
+    """Table 4's caption: which cells claim 4 reads, and whether this table's budget was doubled."""
     if cells.get("c4/memorize/standard"):
         how = "read at a budget, not tested by doubling; claim 4 reads Tables 11 and 12"
     elif any(doubled(cells, f"t4/memorize/{v}") for v in CAPACITY):
@@ -1107,8 +1065,7 @@ def yelp_caption(cells):
 
 
 def sweep_rows(cells):
-    """Table 14: each swept cell's validation score at each lr (records.lr_grid), the lr chosen
-    (records.chosen_lr) and the test score there and at the shared lr."""
+    """Table 14: each swept cell's validation score by lr, the lr chosen, and its test scores."""
     view, chosen = tuned_view(cells)
     rows = []
     for base in chosen:
@@ -1155,7 +1112,6 @@ TABLES = [
           lambda cells: [[name] + [Cell(f"t5/add/heads{h}{twin}") for h in heads_of(cells)]
                          for name, twin in (("MixiT", ""), (NAMES["mixit-shipped"], "-shipped"))],
           lambda cells: [[""] + [floor_of("t5/")] * len(heads_of(cells))]),
-    # Yelp runs only where the data is given (cells y/yelp/*)
     Table("Table 3b. Yelp review polarity", yelp_caption, ["variant", "Yelp"],
           [[NAMES[v], Cell(f"y/yelp/{v}", paper=True)] for v in VARIANTS[:4]]
           + [[f"MixiT, {h} heads", Cell(f"y/yelp/mixit-heads{h}", show="yelp heads")]
@@ -1168,12 +1124,10 @@ TABLES = [
           lambda cells: ["variant", "metric"] + [f"L={d}" for d in depth_table(cells)[1]],
           depth_lines,
           lambda cells: [["", "accuracy %"] + [floor_of("t6/")] * len(depth_table(cells)[1])]),
-    # depth where Random adds at 2 layers, for claim 6 (run_all.sh --claims)
     Table("Table 6b. Depth, where Random adds", depth_b_caption,
           lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_table(cells, True)[1]],
           lambda cells: depth_lines(cells, True), depth_b_floor,
           when=lambda cells: "random-w256" in depth_rows(cells)),
-    # claims 1-5 where the quick cells stop too early to test them (run_all.sh --claims)
     Table("Table 11. Claims 1-5 given more steps",
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
           "(Table 1 stops at 1000), MixiT with 64 heads on add-{size:c3/add/} for "
@@ -1191,7 +1145,6 @@ TABLES = [
           [[f" ({t})", floor_of(prefix), "–", "–"] for t, prefix in
            (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))],
           when=lambda cells: any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells)),
-    # claim 4 read at capacity: each capacity cell's budgets (`run_all.sh --claims`)
     Table("Table 12. Capacity budgets by doubling",
           lambda cells: " (`run_all.sh --claims`, memorize n={size:c4/}, width "
           "{width:c4/memorize/standard}): test accuracy (%) of each capacity cell at each budget "
@@ -1207,7 +1160,6 @@ TABLES = [
           "depends on the budget, not a verdict.",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
-    # which verdicts rest on a budget (issue 65): the cells to double next
     Table("Table 13. Verdicts that rest on a budget",
           ": for each claims row, the accuracy cells it reads at a budget (neither settled by "
           "doubling, Table 12, nor at their ceiling: every seed at "
@@ -1221,7 +1173,6 @@ TABLES = [
            "waits for (Table 12)"],
           lambda cells: verdict_budget_rows(cells),
           when=lambda cells: any(c.startswith("c4/") for c in cells)),
-    # each variant at its own lr (`run_all.sh --lr-sweep`): what the claims table reads
     Table("Table 14. Learning rate, chosen per cell on validation data",
           " (`run_all.sh --lr-sweep`): each cell that claims 1, 2, 3 and 8 read, at a grid of "
           "learning rates half a decade apart, seeds 0 and 1, scored at the end on a validation "
@@ -1239,7 +1190,6 @@ TABLES = [
           " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
           "faster per sample than Standard.",
           ["variant", "ms/step", "samples/s", "vs Standard"], bench.bench_rows, note=bench.bench_note),
-    # the recipe's cost, read off each run's evaluation history
     Table("Table 8. Steps to result",
           ": the first evaluation (every {every:t1/} steps) at which test accuracy reached 99%, "
           "and the training seconds to it; `–` (best %) where it never did. The recipe is the "
@@ -1264,8 +1214,7 @@ def render(cells, scale):
     return "\n\n".join(out)
 
 
-# Tables 9-10 and the two studies beyond the paper (`run_all.sh --studies`). Standard and MixiT
-# in their own blocks, the never-unfrozen variants and seeds 0-2 are the main tables' cells.
+# Tables 9-10 and the two studies beyond the paper (`run_all.sh --studies`)
 STUDY_TASKS = ["add", "modadd", "dyck", "memorize", "needle", "copy", "lm"]
 CONFOUNDS = [("Standard", "{home}/standard"),
              ("Standard, learned positions", "t9/{t}/standard_learnedpos"),
@@ -1323,7 +1272,7 @@ STUDIES = [
 
 
 # The probes: runs outside the tables (results/extra.jsonl) that chose a recipe or tested an
-# explanation. Each: (its cells, what it decided); setting, n and result come from the records.
+# explanation: (its cells, what it decided)
 PROBES = [
     ("x/quick-hop-k2/hop/mixit", "2 hops let 'copy the current token' score: tables use 3"),
     ("x/claims-3x/c1/copy/mixit", "MixiT's copy seeds still apart: more steps"),
@@ -1349,8 +1298,7 @@ PROBES = [
 
 
 def probe_rows():
-    """The probes as a table, one row per probe: what its runs share, then each result (%; mean ±
-    std where seeds share a setting) after what sets it apart."""
+    """A row per probe: what its runs share, then each result after what sets it apart."""
     rows = []
     for pattern, decided in PROBES:
         by = collections.defaultdict(list)  # one result per setting
@@ -1377,8 +1325,7 @@ def render_studies(cells):
 
 
 # -----------------------------------------------------------------------------
-# Numbers in prose: the markers `<!--= FILE CELL KEY [FORMAT] -->` and the words they render
-# (records.py, "Numbers in prose"); report.py fills every one of them from the records.
+# Numbers in prose: the markers `<!--= FILE CELL KEY [FORMAT] -->` (records.py, "Numbers in prose")
 UNFOUND = []  # the marked numbers that no record gives
 
 
@@ -1392,8 +1339,7 @@ def bench_values(r, key):  # the KEYs read with bench.py; records.record_values 
 
 
 def task_size(spec):
-    """A task's size as tasks.py sets it, for the README's task table: 'tasks NAME cpu' is the
-    size `python mixit.py --task NAME` uses by default, 'tasks NAME paper' the paper's."""
+    """A task's size as tasks.py sets it: 'tasks NAME cpu' (mixit.py's default) or '... paper'."""
     _, name, which = spec.split()
     if name not in tasks.TASKS or which not in ("cpu", "paper"):
         raise ValueError(f"'{spec}': expected tasks NAME cpu|paper, NAME one of tasks.TASKS")
@@ -1436,8 +1382,8 @@ def between(doc, marker, text):
 
 
 def pieces(md):
-    """The rendered tables one by one, by their bold title: {"Table 1": "**Table 1. ...", ...}.
-    FINDINGS puts each where its claim is discussed, between `<!-- quick: Table 1 -->` lines."""
+    """The rendered tables by their bold title, {"Table 1": "**Table 1. ..."}: FINDINGS places each
+    between `<!-- quick: Table 1 -->` lines."""
     return {m[1]: piece.strip() for piece in re.split(r"\n\n(?=\*\*)", md)
             if (m := re.match(r"\*\*(.+?)[.?*]", piece))}
 
@@ -1446,10 +1392,8 @@ def scale_cells(scale):  # a scale's cells from its records, superseded runs mar
     return load(f"results/{scale}.jsonl", bench.superseded_tags(scale))
 
 
-# The figures drawn from the records (figures.draw_all) are files, not text: FIGURES lists what
-# each shows (figures.shown) and the hash of its PNG, so that --check can tell a committed figure
-# that the records would no longer draw. (The attention maps, drawn from checkpoints, are not in
-# it.)
+# FIGURES lists what each figure drawn from the records shows (figures.shown) and its PNG's hash,
+# so that --check can tell a committed figure that the records would no longer draw
 FIGURES = "plots/figures.json"
 
 
@@ -1467,8 +1411,7 @@ def figure_index(drawn):
 
 
 def stale_figures(scale):
-    """A line for each figure a scale's records draw (dry: into no file) whose committed PNG is
-    not the one FIGURES lists, or that shows something else than the records give now."""
+    """A line for each figure whose PNG or what it shows is not what FIGURES or the records say."""
     index = json.load(open(FIGURES)) if os.path.exists(FIGURES) else {}
     kept = figures.PLOT_DIR  # (a dry draw_all leaves it None)
     drawn = figures.draw_all(scale_cells(scale), scale, PAPER["t4/memorize"], dry=True)
@@ -1479,10 +1422,9 @@ def stale_figures(scale):
 
 
 def render_all(scale, draw=True, recompute_init=False):
-    """{path: text} of every file that report.py writes for a scale: the tables file, README.md
-    and FINDINGS.md with their blocks and marked numbers. Draws the figures unless draw=False,
-    and then gives FIGURES too.
-    The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
+    """{path: text} of every file report.py writes for a scale: the tables file, and README and
+    FINDINGS with their blocks and marked numbers. draw: draw the figures (and give FIGURES);
+    recompute_init: draw the untrained models again (minutes)."""
     cells = scale_cells(scale)
     drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
@@ -1504,9 +1446,8 @@ def render_all(scale, draw=True, recompute_init=False):
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
-    # each block goes between its markers in whichever document has them (README: the glance;
-    # FINDINGS: the glance, the verdicts, the tables), or one table where the text needs it
-    # (pieces), with each claim's verdict sentence
+    # each block goes between its markers in whichever document has them, and each table (pieces)
+    # and claim's verdict sentence where the text places it
     blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
     if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
         paper = scale_cells("paper")
@@ -1526,41 +1467,25 @@ def render_all(scale, draw=True, recompute_init=False):
     return out
 
 
-ANSWERS = "results/answers"  # the answer key's records (homework.py answers)
-
-
 def surfaces():
-    """{name: (text, how)} of every surface whose prose states results, how records.unsourced
-    reads it: the documents of DOCS (README, FINDINGS, docs/) in full; run_all.sh's comments as
-    method (the recipe: its typed numbers); the handout's README as method too (it sets the
-    exercises, as docs/COURSE.md's Exercises section does) with its numbers rendered by
-    homework.py; the answer key (homework.answer_key_text, where homework.py has it and its
-    records exist) in full, each of its numbers rendered by homework.py from the records."""
-    import homework  # here, not at the top: report.py renders without it
-    out = {path: (open(path).read(), {}) for path in DOCS if os.path.exists(path)}
+    """{name: text} of the prose that states results: the documents of DOCS and run_all.sh's
+    comments."""
+    out = {path: open(path).read() for path in DOCS if os.path.exists(path)}
     if os.path.exists("run_all.sh"):
-        out["run_all.sh (comments)"] = (comments(open("run_all.sh").read()), {"method": True})
-    out["the handout's README"] = (homework.readme(list(homework.GRADING)),
-                                   {"method": True, "rendered": True})
-    key = getattr(homework, "answer_key_text", None)
-    if key and os.path.isdir(ANSWERS):
-        out["the answer key"] = (key(ANSWERS), {"rendered": True})
+        out["run_all.sh (comments)"] = comments(open("run_all.sh").read())
     return out
 
 
 def overclaims(docs=None):
-    """One line for each sentence of each surface (or of docs, {name: (text, how)}) that states
-    a result without the marker that renders it or a label, or types a number (records.unsourced,
-    the rule by structure)."""
+    """A line per sentence of each surface (docs: {name: text}) that types a number or verdict."""
     docs = surfaces() if docs is None else docs
     return [f"{name}: {kind} (records.unsourced): {s[:240]}"
-            for name, (text, how) in docs.items() for kind, s in unsourced(text, **how)]
+            for name, text in docs.items() for kind, s in unsourced(text)]
 
 
 def check():
-    """Re-render everything from the records, in memory, and compare it with the committed
-    files, and redraw the figures into a temporary folder (stale_figures): a number typed by
-    hand, or a number or figure left stale after new records, fails here."""
+    """Render everything in memory and compare it with the committed files, figures too
+    (stale_figures): a number typed by hand, or left stale after new records, fails here."""
     UNFOUND.clear()  # this check's renders alone (a process may have rendered before: the tests)
     FILLED.clear()
     stale = []

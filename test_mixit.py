@@ -5539,15 +5539,12 @@ def test_mixit_shipped_refuses_a_variant_or_factor_it_would_override():
 
 
 # -----------------------------------------------------------------------------
-# The prose says no more than its records (issue 63): records.unsourced, a rule by structure
-# (a sentence about our variants, tasks, cells, claims or runs carries its marker or a label;
-# no number is typed), on every surface report.py --check reads (report.surfaces)
+# The prose types no number and no verdict that no marker renders: records.unsourced, on every
+# surface report.py --check reads (report.surfaces)
 
 
 @pytest.fixture(scope="module")
 def surfaces():
-    """report.surfaces() once per module: building the handout's README and the answer key
-    takes seconds."""
     import report
     cwd = os.getcwd()
     os.chdir(HERE)
@@ -5557,37 +5554,14 @@ def surfaces():
         os.chdir(cwd)
 
 
-# Each kind the issue lists, planted: (kind the check names, sentence). None of them holds a
-# word that the old word lists (issues 46, 54) needed.
+# (kind the check names, sentence), planted
 PLANTED_PROSE = [
-    # a certainty whose only source is a table's name
-    ("result without its marker", "Random never leaves the floor at depth (Table 6)."),
-    # a verdict word in prose
-    ("result without its marker", "Claim 5 reproduces, and so does its row 5ˢ."),
-    # a trend word in a sentence that names no cell
-    ("result without its marker", "Every curve is still climbing."),
-    # a state of the records typed by hand: a row that waits, cells that have not run
-    ("result without its marker", "Row 3ˢ waits for the twins of Table 11, which have not run."),
-    # a kind no list names: a sentence about a variant that carries no marker
-    ("result without its marker", "Frozen-MLP learns retrieval as early as Standard does."),
-    # a mechanism stated as fact (the answer key's kind)
-    ("result without its marker", "V and O act on each token alone, so MixiT cannot weight the "
-                                  "follower of the query."),
-    # a second claim after a marker
-    ("clause without its marker", "MixiT's needle cell is <!--= quick t1/needle/mixit acc floor "
-                                  "-->at the floor<!--/-->, and so is its 3-hop cell."),
-    # a conclusion drawn from a † cell
-    ("a conclusion from a † or n = 1 cell", "With 16 heads MixiT reads <!--= quick "
-     "t5/add/heads16 acc -->75.6 ± 20.5 †<!--/-->%, so more heads help."),
     # typed numbers: without a unit, a count of runs, a percentage
     ("typed number", "Its seeds end near 94.1 on average."),
     ("typed number", "At width 512 (one seed) the figure is final."),
     ("typed number", "Its seeds sit near a plateau of 35-40%."),
     # a verdict typed by hand (the claims table renders each row's)
     ("typed verdict", 'On memorization MixiT is below Standard: "partly".'),
-    # our words inside the paper's
-    ("the paper's words hold ours", "**Paper.** MixiT fails retrieval (paper: Table 1, as ours "
-                                    "does)."),
 ]
 
 
@@ -5611,77 +5585,42 @@ def test_markers_read_a_graphs_check_and_give_words_as_they_are():
     assert number("gpu gpu/graphs-check-* device_name range") == "NVIDIA H100"
 
 
-def test_a_rendered_surface_cites_its_records_by_paragraph():
-    """The answer key is written by code from its records, and cites them by paragraph: a
-    paragraph that names its records' tags passes, the same sentence in a paragraph that names
-    none is caught, an exercise's bold statement and its instructions are no results."""
-    import records
-    claim = "MixiT is below Standard on pointer, because no fixed row can follow a pointer."
-    cited = f"**A good answer.** {claim} (records `ex4/pointer/mixit/s*`).\n"
-    assert records.unsourced(cited, rendered=True) == []
-    assert [k for k, _ in records.unsourced(claim + "\n", rendered=True)] == [
-        "result without its marker"]
-    statement = "**Make a task MixiT cannot do but Standard can.**\n\nHand in: MixiT's accuracy.\n"
-    assert records.unsourced(statement, rendered=True) == []
-    assert records.unsourced(cited, rendered=False) != []  # README and FINDINGS: by sentence
-
-
 @pytest.mark.parametrize("kind,sentence", PLANTED_PROSE)
 def test_check_catches_each_planted_kind_on_every_surface(surfaces, kind, sentence):
     """report.py --check's prose rule (records.unsourced): each kind planted into a copy of
-    README, FINDINGS, the answer key (where homework.py writes one) and run_all.sh's comments is
-    named with its kind, once; run_all.sh's comments say how runs are made (method), so there only
-    the typed numbers are read, and the answer key's numbers are written by homework.py from the
-    records, so there all but the typed numbers are. The same sentence marked as a hypothesis passes, but for a typed
-    number, which no mark excuses."""
+    README, FINDINGS and run_all.sh's comments is named with its kind, once, and no mark (a
+    hypothesis) excuses it."""
     import report
-    for name, (text, how) in surfaces.items():
-        if name == "the handout's README":
-            continue  # it sets exercises (test below)
-        if how.get("method") and kind not in ("typed number", "typed verdict"):
-            continue
-        if how.get("rendered") and kind == "typed number":
-            continue  # the answer key's numbers are homework.py's, each read from the records
+    for name, text in surfaces.items():
         doc = text + "\n\n## Planted\n\n" + sentence + "\n"
-        found = report.overclaims({name: (doc, how)})
+        found = report.overclaims({name: doc})
         planted = [line for line in found if sentence[-20:] in line]
         assert len(planted) == 1 and f"{name}: {kind} " in planted[0], (name, found[-3:])
-        hedged = doc.replace(sentence, "Hypothesis (untested): " + sentence.lstrip("*Pa.er "))
-        left = [line for line in report.overclaims({name: (hedged, how)}) if "untested" in line]
-        assert len(left) == (kind in ("typed number", "typed verdict",
-                                      "the paper's words hold ours")), left
+        hedged = doc.replace(sentence, "Hypothesis (untested): " + sentence)
+        assert len([line for line in report.overclaims({name: hedged}) if "untested" in line]) == 1
 
 
 def test_the_committed_surfaces_pass_and_every_surface_is_read(surfaces):
-    """The committed documents (README, FINDINGS, docs/), run_all.sh's comments, the handout's
-    README and the answer key (where homework.py has answer_key_text) state no result without its
-    marker or label, and type no number; report.py --check reads every one of them."""
-    import homework
+    """The committed documents (README, FINDINGS, docs/) and run_all.sh's comments type no number
+    and no verdict; report.py --check reads every one of them."""
     import report
-    names = {*report.DOCS, "run_all.sh (comments)", "the handout's README"}
-    names |= {"the answer key"} if hasattr(homework, "answer_key_text") else set()
-    assert names <= set(surfaces)
+    assert {*report.DOCS, "run_all.sh (comments)"} <= set(surfaces)
     assert report.overclaims(surfaces) == []
 
 
-def test_a_sentence_with_its_marker_or_a_label_passes_and_settings_are_not_results():
-    """What the rule lets through: a result that carries its marker in each clause, a label a
-    reader sees (Hypothesis, Method, Figure, the paper's words), a question, a pointer to a file,
-    numbers that name a thing or a setting; the Exercises section is not read."""
+def test_numbers_with_a_marker_and_settings_pass():
+    """What the rule lets through: numbers a marker renders, numbers that name a thing or a
+    setting, the paper's numbers; the Exercises section is not read."""
     import records
     ok = ["Its needle cell is <!--= quick t1/needle/frozen_qk_ref acc floor -->41.9 points above "
           "the floor<!--/--> and <!--= quick t1/needle/frozen_qk_ref acc vs:t1/needle/frozen_qk -->"
           "below<!--/--> the 1/d init (Table 1, n = <!--= quick t1/needle/* acc n -->3<!--/-->).",
           "**Method.** MixiT runs at width 64, 2 layers, 4 heads, lr 3e-3 for 4000 steps on add-4.",
-          "Hypothesis (untested): MixiT's fixed rows cannot follow a pointer.",
-          "The paper reports that MixiT fails retrieval.",
-          "Does Frozen-QK retrieve at width 16?",
+          "MixiT fails retrieval (paper: 11.2% on needle).",
           "Table 10 (hybrid schedules) is in tables_quick.md."]
     assert records.unsourced("\n\n".join(ok)) == []
     assert records.unsourced("## Exercises\n\nFind a hop setting whose floor is above 50%.\n") == []
     assert records.unsourced("## Other\n\nFind a hop setting whose floor is above 50%.\n")
-    assert records.unsourced("MixiT stalls.\n", method=True) == []  # method: numbers only
-    assert records.unsourced("MixiT reaches 94.1 ± 2.0 %.\n", rendered=True) == []
 
 
 def test_markers_keep_the_tables_marks_and_name_the_machines_they_pool():
@@ -5792,7 +5731,7 @@ def test_run_all_comments_are_read_as_paragraphs():
     script = "#!/usr/bin/env bash\n# add: 2000 steps\n# (MixiT: 94%)\nx=1  # then 3 runs\n"
     text = records.comments(script)
     assert text == "add: 2000 steps (MixiT: 94%)\n\nthen 3 runs"
-    assert [k for k, _ in records.unsourced(text, method=True)] == ["typed number"] * 2
+    assert [k for k, _ in records.unsourced(text)] == ["typed number"] * 2
 
 
 def test_floor_and_share_words_are_the_records_and_most_needs_half():

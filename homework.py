@@ -7,7 +7,6 @@ what the students hand back, with tests that stay with the teacher.
     python homework.py grade SUB1 SUB2 ... > marks.csv     # a class: one CSV row a submission
     python homework.py answers DIR                         # the answer key (TA): DIR/ANSWERS.md
     python homework.py answers DIR --from results/answers  # the same from the committed records
-    python homework.py readme                              # README's exercise list, rewritten
 
 A part is a function or a method (`freeze`, `MixingAttention.forward`) of mixit.py or tasks.py
 that a grading test grades (the table GRADING below). Handing it out keeps its signature and
@@ -41,8 +40,9 @@ what a handed-out part computes.
   - Only a part that a grading test grades can be handed out.
 
 The exercises (EXERCISES) are written once, here: the handout's README and this repository's
-README render them, each with the time its measurement took in the answer key's run. The answer
-key (`answers`) is the teaching assistant's and never goes into the handout: for each exercise it
+documents render them (exercise_list(), the block `<!-- exercises -->` of report.py's templates),
+each with the time its measurement took in the answer key's run. The answer key (`answers`) is
+the teaching assistant's and never goes into the handout: for each exercise it
 runs the exercise's own commands (three seeds wherever settings are compared), records them, and
 writes the numbers, the settings they depend on, a figure and the reasoning a good answer gives
 into DIR/ANSWERS.md. Everything a run leaves stays in DIR. It resumes: a finished exercise (its
@@ -248,8 +248,6 @@ EXERCISES = [
 # What each exercise took in the answer key's run on a 2-core CPU (homework.py answers): read
 # when the lists are rendered
 TIMES = os.path.join(HERE, "results", "answers", "times.json")
-# The README's copy of the list lies between two of these lines (python homework.py readme)
-README_MARK = "<!--exercises: python homework.py readme writes this list-->"
 
 
 def exercise_list(times=TIMES):
@@ -267,16 +265,6 @@ def exercise_list(times=TIMES):
         items.append(textwrap.fill(text, 100, subsequent_indent="   ", break_long_words=False,
                                    break_on_hyphens=False))
     return "\n".join(items)
-
-
-def write_readme_list(path=os.path.join(HERE, "README.md")):
-    """Rewrite the README's exercise list (between its two README_MARK lines) from EXERCISES."""
-    doc = read(os.path.dirname(path), os.path.basename(path))
-    if doc.count(README_MARK) != 2:
-        raise HomeworkError(f"{path} has not two '{README_MARK}' lines around its exercise list")
-    before, _, after = doc.split(README_MARK)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(before + README_MARK + "\n" + exercise_list() + "\n" + README_MARK + after)
 
 
 class HomeworkError(Exception):
@@ -1649,7 +1637,7 @@ class Parser(argparse.ArgumentParser):
 def parse(argv):
     parser = Parser(prog="python homework.py", description=__doc__.strip().split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="handout|grade|answers|readme")
+                                     metavar="handout|grade|answers")
     out = commands.add_parser("handout", help="write a student's copy")
     out.add_argument("dest", help="a new or empty folder")
     out.add_argument("parts", nargs="*", help=f"the parts (default: {' '.join(DEFAULT_PARTS)})")
@@ -1680,7 +1668,6 @@ def parse(argv):
                      help=f"a folder of the key's records (e.g. {COMMITTED}, committed with the "
                      "repository): render the key from them into DIR, training nothing")
     key.add_argument("--smoke", action="store_true", help="2 steps a run, one seed: a test")
-    commands.add_parser("readme", help="rewrite README.md's exercise list from EXERCISES")
     return parser.parse_args(argv)
 
 
@@ -1763,10 +1750,6 @@ def command(args):
     if args.command == "answers":
         path = answers(args.dir, args.smoke, args.source)
         print(f"answer key {'rebuilt from records' if args.source else 'written'}: {path}")
-        return 0
-    if args.command == "readme":
-        write_readme_list()
-        print("README.md: the exercise list rewritten")
         return 0
     if args.command == "handout":
         parts = handout(args.dest, args.parts)

@@ -7,7 +7,6 @@ what the students hand back, with tests that stay with the teacher.
     python homework.py grade SUB1 SUB2 ... > marks.csv     # a class: one CSV row a submission
     python homework.py answers DIR                         # the answer key (TA): DIR/ANSWERS.md
     python homework.py answers DIR --from results/answers  # the same from the committed records
-    python homework.py readme                              # docs/COURSE.md's exercises, rewritten
 
 A part is a function or a method (`freeze`, `MixingAttention.forward`) of mixit.py or tasks.py
 that a grading test grades (the table GRADING below). Handing it out keeps its signature and
@@ -40,15 +39,16 @@ what a handed-out part computes.
     masked_loss; build() calls freeze), so blanking the part blanks every copy of it.
   - Only a part that a grading test grades can be handed out.
 
-The exercises (EXERCISES) are written once, here: the handout's README and this repository's course
-page (docs/COURSE.md) render them, each with the time its measurement took in the answer key's run.
-The answer key (`answers`) is the teaching assistant's and never goes into the handout: for each
-exercise it runs the exercise's own commands (three seeds wherever settings are compared), records
-them, and writes the numbers, the settings they depend on, a figure and the reasoning a good answer
-gives into DIR/ANSWERS.md. Everything a run leaves stays in DIR. It resumes: a finished exercise
-(its DIR/ex<N>.md) is not run again, a finished run not trained again, and a run stopped by Ctrl-C
-continues from the state it saved (DIR/resume/). `--from results/answers` renders the key from the
-committed records instead, training nothing (answer_key_text returns that text).
+The exercises (EXERCISES) are written once, here: the handout's README and this repository's
+documents render them (exercise_list(), the block `<!-- exercises -->` of report.py's templates),
+each with the time its measurement took in the answer key's run. The answer key (`answers`) is
+the teaching assistant's and never goes into the handout: for each exercise it
+runs the exercise's own commands (three seeds wherever settings are compared), records them, and
+writes the numbers, the settings they depend on, a figure and the reasoning a good answer gives
+into DIR/ANSWERS.md. Everything a run leaves stays in DIR. It resumes: a finished exercise (its
+DIR/ex<N>.md) is not run again, a finished run not trained again, and a run stopped by Ctrl-C
+continues from the state it saved (DIR/resume/). `--from results/answers` renders the key from
+the committed records instead, training nothing (answer_key_text returns that text).
 
 Sections: the tables | finding and blanking a part | the handout | grading | the answer key |
 command line. Handing out and grading need only the standard library (pytest runs the tests in
@@ -183,15 +183,15 @@ DEFAULT_PARTS = ["mixing_matrices", "MixingAttention.forward", "apply_rotary",
                  "CausalSelfAttention.forward", "freeze", "masked_loss", "sample_hop"]
 
 # The exercises the parts prepare, written once: the handout's README and this repository's
-# docs/COURSE.md render them (exercise_list), and `answers` measures each (ANSWERS, below) by
-# running these very commands: each `python mixit.py` command here is the one source of its
-# exercise's settings. A word in capitals (N, W, S, H, X, YOURS) is the value the student chooses;
-# the key puts its sweep there (mixit_args), adds only --seed, --tag, --out, --resume (and, for
-# exercise 2, --save), which change no number, and leaves every setting the command does not give at
-# mixit.py's default. Each command states --dtype float32, so that every CPU computes alike, and its
-# steps, width and task size, chosen so that the whole key fits a 2-core CPU (results/
-# answers/times.json keeps each exercise's wall time and the machine's load then). Every command
-# runs in the handout itself (python mixit.py --help lists every flag).
+# README render them (exercise_list), and `answers` measures each (ANSWERS, below) by running
+# these very commands: each `python mixit.py` command here is the one source of its exercise's
+# settings. A word in capitals (N, W, S, H, X, YOURS) is the value the student chooses; the key
+# puts its sweep there (mixit_args), adds only --seed, --tag, --out, --resume (and, for exercise
+# 2, --save), which change no number, and leaves every setting the command does not give at
+# mixit.py's default. Each command states --dtype float32, so that every CPU computes alike, and
+# its steps, width and task size, chosen so that the whole key fits a 2-core CPU (results/
+# answers/times.json keeps each exercise's wall time and the machine's load then).
+# Every command runs in the handout itself (python mixit.py --help lists every flag).
 Exercise = collections.namedtuple("Exercise", "question commands hand_in")
 F32 = "--dtype float32"
 EXERCISES = [
@@ -248,9 +248,6 @@ EXERCISES = [
 # What each exercise took in the answer key's run on a 2-core CPU (homework.py answers): read
 # when the lists are rendered
 TIMES = os.path.join(HERE, "results", "answers", "times.json")
-# docs/COURSE.md's copy of the list lies between two of these lines (python homework.py readme)
-COURSE = os.path.join(HERE, "docs", "COURSE.md")
-README_MARK = "<!--exercises: python homework.py readme writes this list-->"
 
 
 def exercise_list(times=TIMES):
@@ -268,17 +265,6 @@ def exercise_list(times=TIMES):
         items.append(textwrap.fill(text, 100, subsequent_indent="   ", break_long_words=False,
                                    break_on_hyphens=False))
     return "\n".join(items)
-
-
-def write_readme_list(path=COURSE):
-    """Rewrite the course page's exercise list (between its two README_MARK lines) from
-    EXERCISES."""
-    doc = read(os.path.dirname(path), os.path.basename(path))
-    if doc.count(README_MARK) != 2:
-        raise HomeworkError(f"{path} has not two '{README_MARK}' lines around its exercise list")
-    before, _, after = doc.split(README_MARK)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(before + README_MARK + "\n" + exercise_list() + "\n" + README_MARK + after)
 
 
 class HomeworkError(Exception):
@@ -1651,7 +1637,7 @@ class Parser(argparse.ArgumentParser):
 def parse(argv):
     parser = Parser(prog="python homework.py", description=__doc__.strip().split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="handout|grade|answers|readme")
+                                     metavar="handout|grade|answers")
     out = commands.add_parser("handout", help="write a student's copy")
     out.add_argument("dest", help="a new or empty folder")
     out.add_argument("parts", nargs="*", help=f"the parts (default: {' '.join(DEFAULT_PARTS)})")
@@ -1682,7 +1668,6 @@ def parse(argv):
                      help=f"a folder of the key's records (e.g. {COMMITTED}, committed with the "
                      "repository): render the key from them into DIR, training nothing")
     key.add_argument("--smoke", action="store_true", help="2 steps a run, one seed: a test")
-    commands.add_parser("readme", help="rewrite docs/COURSE.md's exercise list from EXERCISES")
     return parser.parse_args(argv)
 
 
@@ -1765,10 +1750,6 @@ def command(args):
     if args.command == "answers":
         path = answers(args.dir, args.smoke, args.source)
         print(f"answer key {'rebuilt from records' if args.source else 'written'}: {path}")
-        return 0
-    if args.command == "readme":
-        write_readme_list()
-        print("docs/COURSE.md: the exercise list rewritten")
         return 0
     if args.command == "handout":
         parts = handout(args.dest, args.parts)

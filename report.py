@@ -5,12 +5,12 @@ Render the tables and draw the figures from the run records that run_all.sh wrot
     python report.py --scale paper      # reads results/paper.jsonl
     python report.py --check            # fails where a committed table, number or figure is stale
 
-Nothing here is typed by hand: every number comes from a record, with the paper's beside it.
-Writes results/tables_<scale>.md, and each rendered block and table into the documents of DOCS
-(README.md, results/FINDINGS.md, docs/) between its marker lines (`<!-- quick-verdicts -->`,
-`<!-- quick: Table 1 -->`), and the figures into plots/, with plots/figures.json (what each shows,
-for --check). Here: the claims and tables; records.py holds the rules, figures.py the figures,
-bench.py Table 7.
+Nothing here is typed by hand: every number comes from a record (mean ± std over seeds, n = the
+number of seeds), with the paper's number beside it. Writes results/tables_<scale>.md, saves
+PNGs into plots/ with plots/figures.json (what each figure drawn from the records shows, for
+--check), and renders the documents of DOCS (README.md, results/FINDINGS.md, docs/) from their
+templates in templates/, which hold the markers of tables and numbers ("The documents", below).
+Here: the claims and tables; records.py holds the rules, figures.py the figures, bench.py Table 7.
 """
 
 import argparse
@@ -39,10 +39,11 @@ from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUC
                      tuned_view, CAP)
 
 FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
-METHODS, ENGINEERING = "docs/METHODS.md", "docs/ENGINEERING.md"  # how verdicts and runs are made
-COURSE, OPERATIONS = "docs/COURSE.md", "docs/OPERATIONS.md"  # the homework; GPUs and timing
-# the documents report.py renders blocks and numbers into, and --check reads
-DOCS = ("README.md", FINDINGS, METHODS, ENGINEERING, COURSE, OPERATIONS)
+# The documents report.py renders, each from its template, which holds the markers ("The
+# documents"): the README, the findings, how verdicts and runs are made, the course, GPU operation
+DOCS = {"README.md": "templates/README.md", FINDINGS: "templates/FINDINGS.md",
+        "docs/METHODS.md": "templates/METHODS.md", "docs/ENGINEERING.md": "templates/ENGINEERING.md",
+        "docs/COURSE.md": "templates/COURSE.md", "docs/OPERATIONS.md": "templates/OPERATIONS.md"}
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 FLOOR = "*trivial rule (floor)*"
@@ -1325,8 +1326,8 @@ def render_studies(cells):
 
 
 # -----------------------------------------------------------------------------
-# Numbers in prose: the markers `<!--= FILE CELL KEY [FORMAT] -->` (records.py, "Numbers in prose")
-UNFOUND = []  # the marked numbers that no record gives
+# Numbers in prose: a template's markers `<!--= FILE CELL KEY [FORMAT] -->` and the words they
+# render (records.py, "Numbers in prose"); fill_numbers writes each from the records.
 
 
 def bench_values(r, key):  # the KEYs read with bench.py; records.record_values reads the rest
@@ -1346,8 +1347,11 @@ def task_size(spec):
     return str(tasks.TASKS[name][1 if which == "cpu" else 2])
 
 
-def fill_numbers(doc, path):
-    """Every marked number of a document, rewritten from the records."""
+def fill_numbers(text, problems=None, marked=False):
+    """text with each marked number (MARK) replaced by its value from the records. marked=True
+    keeps the marker around the value, `<!--= SPEC -->value<!--/-->` (records.NUMBER), for the
+    prose rule, which must tell a rendered number from a typed one. A number that no record gives
+    keeps its bare marker and is named in problems (a list), never guessed."""
     @functools.cache
     def records_of(name, every=False):  # every: superseded records too (a CELL[KEY=VALUE])
         records = read_records(f"results/{name}.jsonl")
@@ -1355,35 +1359,33 @@ def fill_numbers(doc, path):
 
     def one(m):
         try:
-            value = (task_size(m.group(1)) if m.group(1).startswith("tasks ")
-                     else number(m.group(1), records_of, bench_values))
-            return f"<!--= {m.group(1)} -->{value}<!--/-->"
-        except ValueError as e:  # the text stays as it was; --check fails on it
-            UNFOUND.append(f"{path}: {e}")
-            print(f"report.py: {path}: {e}", file=sys.stderr)
-            return m.group(0)
-    return NUMBER.sub(one, doc)
+            value = (task_size(m[1]) if m[1].startswith("tasks ")
+                     else number(m[1], records_of, bench_values))
+        except ValueError as e:
+            if problems is not None:
+                problems.append(str(e) if m[1] in str(e) else f"'{m[1]}': {e}")
+            return m[0] + "?<!--/-->" if marked else m[0]  # the bare marker says which
+        return f"{m[0]}{value}<!--/-->" if marked else value
+    return MARK.sub(one, text)
 
 
 # -----------------------------------------------------------------------------
-# The files: each rendered block goes between its two marker lines
+# The documents. Each is rendered from its template (DOCS), which alone holds the markers:
+#   <!-- NAME -->     a line of its own: a block, one of render_scale's (`quick-verdicts`,
+#                     `paper: Table 1`, `quick: Claim 1 verdict`, ...) or `exercises` (homework.py)
+#   <!--= SPEC -->    inline: a number or words from the records (fill_numbers)
+# The document is its template with every marker replaced, under one comment line (invisible on
+# GitHub) naming the template, so that its raw text reads clean: edit the template, then run
+# python report.py (either scale renders every document); --check renders them and compares.
 
-
-FILLED = set()  # the block markers that render_all filled: --check flags any other
-
-
-def between(doc, marker, text):
-    """doc with what lies between its two `marker` lines replaced (if it has exactly two)."""
-    if doc.count(marker) != 2:
-        return doc
-    FILLED.add(marker)
-    a, _, b = doc.split(marker)
-    return a + marker + "\n" + text + "\n" + marker + b
+BLOCK = re.compile(r"^<!-- ([^=].*?) -->$", re.M)
+MARK = re.compile(r"<!--= ([^>]*?) -->")
+HEAD = "<!-- Rendered from {} by report.py: edit that file, then run python report.py -->\n"
 
 
 def pieces(md):
-    """The rendered tables by their bold title, {"Table 1": "**Table 1. ..."}: FINDINGS places each
-    between `<!-- quick: Table 1 -->` lines."""
+    """The rendered tables one by one, by their bold title: {"Table 1": "**Table 1. ...", ...}.
+    FINDINGS puts each where its claim is discussed, at its `<!-- quick: Table 1 -->` line."""
     return {m[1]: piece.strip() for piece in re.split(r"\n\n(?=\*\*)", md)
             if (m := re.match(r"\*\*(.+?)[.?*]", piece))}
 
@@ -1421,10 +1423,10 @@ def stale_figures(scale):
             if index.get(name) != {"shows": shows, "png": png_hash(f"plots/{name}")}]
 
 
-def render_all(scale, draw=True, recompute_init=False):
-    """{path: text} of every file report.py writes for a scale: the tables file, and README and
-    FINDINGS with their blocks and marked numbers. draw: draw the figures (and give FIGURES);
-    recompute_init: draw the untrained models again (minutes)."""
+def render_scale(scale, draw=True, recompute_init=False):
+    """({path: text} of a scale's own files, its tables file and, where it draws, FIGURES;
+    {name: text} of its blocks for the templates). Draws the figures unless draw=False.
+    The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
     cells = scale_cells(scale)
     drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
@@ -1446,31 +1448,61 @@ def render_all(scale, draw=True, recompute_init=False):
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
-    # each block goes between its markers in whichever document has them, and each table (pieces)
-    # and claim's verdict sentence where the text places it
+    # the blocks: whole parts (README: the verdicts), or one table where the text needs it
+    # (pieces), with each claim's verdict sentence
     blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
-    if scale == "quick":  # (both scales' verdicts: --check asks for both renders after either)
+    if scale == "quick":  # (both scales' verdicts)
         paper = scale_cells("paper")
         paper_n, paper_rows = claim_rows(paper, need=3)
         blocks["glance"] = functools.partial(glance, rows[1], paper_rows, rows[0], paper_n)
         blocks["cost"] = claim_costs(cells, paper)
     placed = pieces("\n\n".join([claims, md, claim_verdicts(rows[1], scale)]))
-    for path in DOCS:
-        if os.path.exists(path):
-            doc = open(path).read()
-            for block, text in blocks.items():  # (a callable block words its links for path)
-                doc = between(doc, f"<!-- {scale}-{block} -->",
-                              text(path) if callable(text) else text)
-            for title, text in placed.items():
-                doc = between(doc, f"<!-- {scale}: {title} -->", text)
-            out[path] = fill_numbers(doc, path)
+    return out, {**{f"{scale}-{name}": text for name, text in blocks.items()},
+                 **{f"{scale}: {title}": text for title, text in placed.items()}}
+
+
+def render_docs(blocks):
+    """({path: text} of every document, each rendered from its template with blocks {name:
+    text}; [a line for each marker that nothing fills])."""
+    import homework  # here, not at the top: report.py renders without it
+    blocks = {**blocks, "exercises": homework.exercise_list()}
+    out, problems = {}, []
+    for path, template in DOCS.items():
+        if not os.path.exists(template):
+            problems.append(f"{template}: missing (the template of {path})")
+            continue
+
+        def block(m):
+            if m[1] in blocks:  # (a callable block words its links for the document's place)
+                return blocks[m[1]](path) if callable(blocks[m[1]]) else blocks[m[1]]
+            problems.append(f"{template}: nothing renders the block '{m[0]}'")
+            return m[0]
+        found = []
+        text = fill_numbers(BLOCK.sub(block, open(template).read()), found)
+        problems += [f"{template}: {p}" for p in found]
+        out[path] = HEAD.format(template) + text
+    return out, problems
+
+
+def render_all(scale, draw=True, recompute_init=False):
+    """{path: text} of every file that report.py writes for a scale: its own (render_scale) and,
+    for quick and paper, every document, which needs both scales' blocks (the other scale's are
+    rendered without drawing its figures)."""
+    out, blocks = render_scale(scale, draw, recompute_init)
+    if scale in ("quick", "paper"):
+        blocks.update(render_scale("paper" if scale == "quick" else "quick", draw=False)[1])
+        docs, problems = render_docs(blocks)
+        out.update(docs)
+        for p in problems:
+            print(f"report.py: {p}", file=sys.stderr)
     return out
 
 
 def surfaces():
-    """{name: text} of the prose that states results: the documents of DOCS and run_all.sh's
+    """{name: text} of the prose that states results: the documents' templates, each number
+    rendered and still marked (a typed number is one without its marker), and run_all.sh's
     comments."""
-    out = {path: open(path).read() for path in DOCS if os.path.exists(path)}
+    out = {t: fill_numbers(open(t).read(), marked=True) for t in DOCS.values() if os.path.exists(t)}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = comments(open("run_all.sh").read())
     return out
@@ -1484,31 +1516,30 @@ def overclaims(docs=None):
 
 
 def check():
-    """Render everything in memory and compare it with the committed files, figures too
-    (stale_figures): a number typed by hand, or left stale after new records, fails here."""
-    UNFOUND.clear()  # this check's renders alone (a process may have rendered before: the tests)
-    FILLED.clear()
-    stale = []
+    """Re-render everything from the records, in memory, and compare it with the committed
+    files, and redraw the figures into a temporary folder (stale_figures): a number typed by
+    hand into a template or edited in a document, a marker nothing renders, or a number or
+    figure left stale after new records, fails here."""
+    stale, blocks, files = [], {}, {}
     for scale in ("quick", "paper"):
         stale += stale_figures(scale)
-        for path, text in render_all(scale, draw=False).items():
-            old = open(path).read() if os.path.exists(path) else ""
-            if old != text:
-                diff = [f"    - {a}\n    + {b}"
-                        for a, b in zip(old.splitlines(), text.splitlines()) if a != b]
-                stale.append(f"{path} ({scale}): differs from the records; first change:\n"
-                             + (diff[0] if diff else "    (lines added or removed)"))
-    stale += UNFOUND + bench.queue_price_stale()
-    stale += overclaims()
-    for path in filter(os.path.exists, DOCS):  # a block whose marker nothing renders stays empty
-        for marker in re.findall(r"^<!-- [^=].*? -->$", open(path).read(), re.M):
-            if marker not in FILLED:
-                stale.append(f"{path}: no table or block is rendered between '{marker}' markers")
+        own, more = render_scale(scale, draw=False)
+        files.update(own)
+        blocks.update(more)
+    docs, problems = render_docs(blocks)
+    for path, text in {**files, **docs}.items():
+        old = open(path).read() if os.path.exists(path) else ""
+        if old != text:
+            diff = [f"    - {a}\n    + {b}" for a, b in zip(old.splitlines(), text.splitlines())
+                    if a != b]
+            stale.append(f"{path}: differs from what its template and the records give; first "
+                         "change:\n" + (diff[0] if diff else "    (lines added or removed)"))
+    stale += problems + bench.queue_price_stale() + overclaims()
     for s in stale:
         print(s)
     print("report.py --check: " + ("stale: run python report.py --scale quick and --scale paper"
-                                   if stale else "every rendered block, number and figure "
-                                   "matches the records"))
+                                   if stale else "every rendered document, block, number and "
+                                   "figure matches its template and the records"))
     return not stale
 
 

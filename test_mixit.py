@@ -2346,8 +2346,8 @@ def test_report_skips_a_broken_record_line_and_names_it(tmp_path, capsys):
 
 
 def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
-    """A number in README/FINDINGS sits between markers naming its records; fill_numbers()
-    rewrites it (mean ± std, mean, each seed, a range, a count of runs, an accuracy at a step,
+    """A number in a document's template is a marker naming its records; fill_numbers() renders
+    it (mean ± std, mean, each seed, a range, a count of runs, an accuracy at a step,
     several cells at once; a rerun's latest record only, unless [KEY=VALUE] names the earlier
     recipe), and a marker whose records are
     missing is reported, not guessed. A rendered accuracy keeps its cell's marks (issue 63): †
@@ -2367,8 +2367,8 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
         f.write(json.dumps({"config": {"tag": "t7/bench/s0"}, "bench": [
             {"variant": "standard", "ms_per_step": 200.0, "samples_per_s": 100.0},
             {"variant": "mixit", "ms_per_step": 160.0, "samples_per_s": 125.0}]}) + "\n")
-    m = lambda spec, old="?": f"<!--= {spec} -->{old}<!--/-->"  # noqa: E731
-    doc = " | ".join([m("quick t1/copy/mixit acc", "99.9 ± 0.1"), m("quick t1/copy/mixit acc mean:0"),
+    m = lambda spec: f"<!--= {spec} -->"  # noqa: E731
+    doc = " | ".join([m("quick t1/copy/mixit acc"), m("quick t1/copy/mixit acc mean:0"),
                       m("quick t1/copy/mixit acc seeds"), m("quick t1/copy/mixit acc range"),
                       m("quick t1/copy/mixit loss"), m("quick t1/* runs"), m("quick t1/* minutes"),
                       m("quick t1/copy/mixit/s1 acc@200"), m("quick t1/copy/mixit,t3/add/mixit acc mean"),
@@ -2383,25 +2383,31 @@ def test_marked_numbers_in_prose_come_from_the_records(tmp_path, monkeypatch):
                       m("quick t1/copy/mixit acc n"), m("quick t3/add/mixit acc n"),
                       m("quick t3/add/mixit[tag=t3/add/mixit/s0] acc"),
                       m("quick t3/add/mixit[tag=t3/add/mixit/s0] acc n")])
-    report.UNFOUND.clear()
-    out = report.fill_numbers(doc, "README.md")
-    assert [x.group(2) for x in report.NUMBER.finditer(out)] == [
-        "60.0 ± 14.1 †", "60 †", "50.0, 70.0 †", "50.0-70.0 †", "1.235 ± 0.000", "2", "3", "35.0",
-        "70.0 †", "400", "not reached, 400", "25.0", "160", "100", "90.0", "20.0", "90.0", "3", "2",
-        "2", "1", "55.0 ± 49.5 †", "2"]
-    assert report.fill_numbers(out, "README.md") == out and not report.UNFOUND
-    gone = report.fill_numbers(m("quick t9/none acc", "42"), "README.md")
-    assert gone == m("quick t9/none acc", "42") and "no record" in report.UNFOUND[-1]
-    report.UNFOUND.clear()
+    values = ["60.0 ± 14.1 †", "60 †", "50.0, 70.0 †", "50.0-70.0 †", "1.235 ± 0.000", "2", "3",
+              "35.0", "70.0 †", "400", "not reached, 400", "25.0", "160", "100", "90.0", "20.0",
+              "90.0", "3", "2", "2", "1", "55.0 ± 49.5 †", "2"]
+    problems = []
+    assert report.fill_numbers(doc, problems) == " | ".join(values) and not problems
+    # marked (for the prose rule): each value stays inside its marker
+    out = report.fill_numbers(doc, marked=True)
+    assert [x.group(2) for x in report.NUMBER.finditer(out)] == values
+    assert report.fill_numbers(m("quick t9/none acc"), problems) == m("quick t9/none acc")
+    assert len(problems) == 1 and "no record" in problems[0] and "t9/none" in problems[0]
 
 
 def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkeypatch, capsys):
-    """`report.py --check` re-renders every block and marked number in memory and compares them
-    with the files: a hand-edited (stale) number fails it, rendering from the records mends it."""
+    """`report.py --check` renders every document from its template and the records, in memory,
+    and compares: a number edited by hand in a document fails it, as does a template's marker
+    that nothing renders (a block, or a number whose records are missing, named); rendering
+    mends what the records can. A rendered document holds no marker, only a first line naming
+    its template."""
     import figures
     import report
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(report, "DOCS", {"README.md": "templates/README.md",
+                                         "results/FINDINGS.md": "templates/FINDINGS.md"})
     os.makedirs("results")
+    os.makedirs("templates")
     for setting in figures.INIT_SETTINGS:  # the numbers at init, kept (not recomputed by --check)
         shutil.copy(os.path.join(HERE, setting[5]), "results")
     with open("results/quick.jsonl", "w") as f:
@@ -2409,26 +2415,35 @@ def test_check_fails_on_a_stale_number_and_passes_once_rendered(tmp_path, monkey
                                        "data_seed": 0, "eval_size": 64, "n_layer": 2,
                                        "variant": "mixit", "n_head": 4, "n_embd": 64, "lr": 1e-3},
                             "final": {"acc": 0.9, "token_cov": 0.1}, "history": [{"step": 0, "train_s": 0, "acc": 0.9}], "wall_s": 60}) + "\n")
-    with open("README.md", "w") as f:
-        f.write("MixiT adds <!--= quick t3/add/mixit acc -->95.0<!--/-->% (stale).\n"
-                "<!-- quick-summary -->\n<!-- quick-summary -->\n")
-    with open("results/FINDINGS.md", "w") as f:  # one table placed where the text needs it
-        f.write("## Claim 3\n<!-- quick: Table 3 -->\n<!-- quick: Table 3 -->\nThe end.\n")
-    for scale in ("quick", "paper"):
-        for path, text in report.render_all(scale, draw=False).items():
-            if path.startswith("results/"):
-                with open(path, "w") as f:
-                    f.write(text)
-    assert not report.check() and "README.md" in capsys.readouterr().out
+    with open("templates/README.md", "w") as f:
+        f.write("MixiT adds <!--= quick t3/add/mixit acc -->%.\n<!-- quick-summary -->\n")
+    with open("templates/FINDINGS.md", "w") as f:
+        f.write("## Claim 3\n<!-- quick: Table 3 -->\nThe end.\n")
     for scale in ("quick", "paper"):  # as `python report.py --scale S` renders (and draws)
         for path, text in report.render_all(scale).items():
             with open(path, "w") as f:
                 f.write(text)
-    assert "MixiT adds <!--= quick t3/add/mixit acc -->90.0<!--/-->%" in open("README.md").read()
-    placed = open("results/FINDINGS.md").read()
-    assert placed.startswith("## Claim 3\n<!-- quick: Table 3 -->\n**Table 3.") and "| MixiT | 90.0 (n=1)" in placed
-    assert placed.endswith("<!-- quick: Table 3 -->\nThe end.\n") and "**Table 1." not in placed
+    readme = open("README.md").read()
+    assert readme.startswith("<!-- Rendered from templates/README.md by report.py: edit that "
+                             "file, then run python report.py -->\nMixiT adds 90.0%.\n")
+    placed = open("results/FINDINGS.md").read().split("\n", 1)[1]
+    assert placed.startswith("## Claim 3\n**Table 3.") and "| MixiT | 90.0 (n=1)" in placed
+    assert placed.endswith("\nThe end.\n") and "**Table 1." not in placed
+    for text in (readme.split("\n", 1)[1], placed):
+        assert "<!--" not in text
     assert report.check()
+    with open("README.md", "w") as f:  # a digit changed by hand
+        f.write(readme.replace("90.0%", "95.0%"))
+    assert not report.check() and "README.md: differs" in capsys.readouterr().out
+    with open("README.md", "w") as f:  # rendered again
+        f.write(report.render_all("quick", draw=False)["README.md"])
+    assert report.check()
+    with open("templates/README.md", "a") as f:  # markers nothing renders
+        f.write("<!-- quick: Table 99 -->\nMixiT <!--= quick t9/none acc -->.\n")
+    assert not report.check()
+    out = capsys.readouterr().out
+    assert "templates/README.md: nothing renders the block '<!-- quick: Table 99 -->'" in out
+    assert "templates/README.md: 'quick t9/none acc': no record" in out
 
 
 def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_planted_one(tmp_path, monkeypatch):
@@ -2455,7 +2470,7 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
                 run("x/tail/s0", [0.1] * 9 + [0.6, 0.605]), run("x/tailrise/s0", [0.1] * 10 + [0.3])]
     with open("results/extra.jsonl", "w") as f:
         f.write("".join(json.dumps(r) + "\n" for r in records))
-    word = lambda spec: report.fill_numbers(f"<!--= extra {spec} -->?<!--/-->", "x").split("-->")[1][:-5]  # noqa: E731
+    word = lambda spec: report.fill_numbers(f"<!--= extra {spec} -->")  # noqa: E731
     assert word("x/high acc vs:x/low") == "above" and word("x/low acc vs:x/high") == "below"
     assert word("x/wide acc vs:x/high") == "within the spread of"  # 0.897 ± 0.095 against 0.91
     assert word("x/one acc vs:x/low") == "above (n = 1)"
@@ -2474,9 +2489,11 @@ def test_words_of_comparison_are_rendered_by_the_spread_rule_so_check_catches_a_
                                             "its schedule's tail")
     assert word("x/solved acc trend") == "stopped at its target"
     assert word("x/plateau acc trend") == "level over its last evaluation interval"
-    planted = "Wide is <!--= extra x/wide acc vs:x/high -->above<!--/--> high.\n"
-    assert report.fill_numbers(planted, "README.md") != planted  # --check compares these two
-    assert not report.UNFOUND
+    template, problems = "Wide is <!--= extra x/wide acc vs:x/high --> high.\n", []
+    rendered = report.fill_numbers(template, problems)
+    assert rendered == "Wide is within the spread of high.\n" and not problems
+    planted = rendered.replace("within the spread of", "above")  # --check compares these two
+    assert planted != rendered
 
 
 def ladder_cells(**budgets):
@@ -5386,8 +5403,7 @@ def test_homework_grade_of_a_class_says_on_stderr_why_it_exits_1(tmp_path, capsy
 
 def test_handout_has_no_answer_key_and_shows_the_readmes_list_of_exercises(tmp_path):
     """No file of the handout holds the answer key or names the `answers` command; the handout's
-    README and this repository's course page (docs/COURSE.md) give the same list of exercises
-    (homework.EXERCISES)."""
+    README and this repository's documents give the same list of exercises (homework.EXERCISES)."""
     import homework
     dest = tmp_path / "hw"
     homework.handout(str(dest))
@@ -5398,8 +5414,10 @@ def test_handout_has_no_answer_key_and_shows_the_readmes_list_of_exercises(tmp_p
             assert secret.encode() not in data, (path, secret)
     listed = homework.exercise_list()
     assert listed in (dest / "README.md").read_text()
-    course = open(os.path.join(HERE, "docs", "COURSE.md")).read()
-    assert course.split(homework.README_MARK)[1].strip() == listed
+    import report  # the document whose template has the list renders it whole, as one block
+    where = [doc for doc, template in report.DOCS.items()
+             if "\n<!-- exercises -->\n" in open(os.path.join(HERE, template)).read()]
+    assert len(where) == 1 and f"\n{listed}\n" in open(os.path.join(HERE, where[0])).read()
     for i, ex in enumerate(homework.EXERCISES, 1):
         flat = " ".join(listed.split())  # (the list is wrapped at 96 characters)
         assert f"{i}. {ex.question}" in flat and ex.hand_in in flat
@@ -5523,11 +5541,9 @@ def test_a_shipped_run_of_the_old_sink_row_is_rerun_and_still_citable(tmp_path, 
         for acc, row in ((0.25, {}), (0.75, {"sink_row0": 0.5})):
             f.write(json.dumps({"config": {"tag": "t3/add/mixit-shipped/s0", "mixit_shipped": True},
                                 "final": {"acc": acc}, "history": [], **row}) + "\n")
-    m = lambda spec: f"<!--= {spec} -->?<!--/-->"  # noqa: E731
-    doc = " ".join(m(f"quick t3/add/mixit-shipped{c} acc") for c in ("", "[sink_row0=None]",
-                                                                     "[sink_row0=0.5]"))
-    out = report.fill_numbers(doc, "FINDINGS.md")
-    assert [x.group(2) for x in report.NUMBER.finditer(out)] == ["75.0", "25.0", "75.0"]
+    doc = " ".join(f"<!--= quick t3/add/mixit-shipped{c} acc -->"
+                   for c in ("", "[sink_row0=None]", "[sink_row0=0.5]"))
+    assert report.fill_numbers(doc) == "75.0 25.0 75.0"
 
 
 def test_mixit_shipped_refuses_a_variant_or_factor_it_would_override():
@@ -5601,10 +5617,10 @@ def test_check_catches_each_planted_kind_on_every_surface(surfaces, kind, senten
 
 
 def test_the_committed_surfaces_pass_and_every_surface_is_read(surfaces):
-    """The committed documents (README, FINDINGS, docs/) and run_all.sh's comments type no number
-    and no verdict; report.py --check reads every one of them."""
+    """The templates of the documents and run_all.sh's comments type no number and no verdict;
+    report.py --check reads every one of them."""
     import report
-    assert {*report.DOCS, "run_all.sh (comments)"} <= set(surfaces)
+    assert {*report.DOCS.values(), "run_all.sh (comments)"} <= set(surfaces)
     assert report.overclaims(surfaces) == []
 
 
@@ -5814,17 +5830,14 @@ def test_readme_task_table_renders_each_size_from_tasks_py_and_the_records():
     `python mixit.py --task X`'s default and the paper's from tasks.TASKS, the quick tables' from
     their records; a marker naming no task is reported, never filled with a guess."""
     import report
-    readme = open(os.path.join(HERE, "README.md")).read()
+    readme = open(os.path.join(HERE, report.DOCS["README.md"])).read()
     ours = open(os.path.join(HERE, "tasks.py")).read()  # (homework.py registers tasks of its own)
-    for name, (_, cpu, paper, *_) in [(n, t) for n, t in tasks.TASKS.items() if f'"{n}":' in ours]:
-        assert f"<!--= tasks {name} cpu -->{cpu}<!--/-->" in readme, name
-        assert f"<!--= tasks {name} paper -->{paper}<!--/-->" in readme, name
-    assert report.fill_numbers("<!--= tasks add cpu -->7<!--/-->", "x") == \
-        f"<!--= tasks add cpu -->{tasks.TASKS['add'][1]}<!--/-->"
-    report.UNFOUND.clear()
-    report.fill_numbers("<!--= tasks nosuch cpu -->7<!--/-->", "x")
-    assert report.UNFOUND and "nosuch" in report.UNFOUND[0]
-    report.UNFOUND.clear()
+    for name in [n for n in tasks.TASKS if f'"{n}":' in ours]:
+        assert f"<!--= tasks {name} cpu -->" in readme and f"<!--= tasks {name} paper -->" in readme
+    problems = []
+    assert report.fill_numbers("<!--= tasks add cpu -->", problems) == str(tasks.TASKS["add"][1])
+    report.fill_numbers("<!--= tasks nosuch cpu -->", problems)
+    assert len(problems) == 1 and "nosuch" in problems[0]
 
 
 def test_covariance_at_init_reads_its_json_and_draws_models_only_when_asked(monkeypatch):

@@ -627,11 +627,12 @@ BELIEVE = {
         "A table no variant holds whole (width 16); each cell read where one more doubling of "
         "its steps moved it by about a point or less, not at a ceiling."),
     ("4ˢ", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
-        "The reference's hidden factors leave claim 4's reading as it is.",
+        "MixiT as the reference code ships it reads as our MixiT does: the same tests hold "
+        "and the same one fails.",
         "As claim 4."),
     ("5", NOT_RUN): (
-        "Nothing yet: 64 heads solve addition where 1 head stays at the floor, but the seeds "
-        "of 4 and 16 heads disagree.",
+        "Nothing yet: the seeds of 4 and 16 heads disagree, and 2 and 8 heads are still "
+        "running.",
         "Add-4 at width 64, up to 64 heads; the paper goes to 256 at width 512."),
     ("5ˢ", NOT_RUN): (
         "Nothing yet: as shipped, the seeds of 4, 16 and 64 heads disagree.",

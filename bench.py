@@ -325,10 +325,6 @@ def best_packing(path=PACK_RECORDS):
     return max(done, key=done.get)
 
 
-def best_per_gpu(path=PACK_RECORDS):
-    return best_packing(path)[0]
-
-
 def measured_packing(per_gpu, path=PACK_RECORDS):
     """(speed-up, words): how many times one run's samples per second PER_GPU runs packed on one
     GPU train in total, as `bench.py --pack` measured it (runs started together), the mean over
@@ -1056,9 +1052,45 @@ def main(argv):
     """`python bench.py [mixit flags]`: time every variant (or the one named by --variant);
     `python bench.py --compile-vs-eager [mixit flags]`: the same, each eager and compiled;
     `python bench.py --sdpa-vs-written [mixit flags]`: the same, attention fused and written out;
-    `python bench.py --profile [mixit flags]`: profile one variant's step (default Standard)."""
+    `python bench.py --profile [mixit flags]`: profile one variant's step (default Standard);
+    the other modes: the module's docstring, run_all.sh, gpu_call.sh and bench_gpu.sh."""
+    mode, rest = argv[:1], argv[1:]
     argv = [a for a in argv if a != "--bench"]  # run_all.sh's job lines mark benchmarks with it
     try:
+        if mode == ["--hf"]:
+            return bench_hf(rest)
+        if mode == ["--pack"]:  # bench.py --pack 1,4,8,16 [mixit flags]
+            try:
+                counts = [int(p) for p in rest[0].split(",")]
+                assert counts and min(counts) >= 1
+            except (IndexError, ValueError, AssertionError):
+                sys.exit("error: bench.py --pack P,P,... [mixit flags]: P are runs at once, e.g. 1,4,8,16")
+            return pack(rest[1:], counts)
+        if mode == ["--graphs-check"]:  # exit 3: the graphs changed training
+            sys.exit(0 if graphs_check(rest) else 3)
+        if mode == ["--graphs-trace"]:  # graphs_check's child: --graphs-trace PATH [mixit flags]
+            if not rest:
+                sys.exit("error: bench.py --graphs-trace PATH [mixit flags]: the trace's file first")
+            with command_line():
+                return traced_run(rest[1:], rest[0])
+        if mode == ["--cuda-graphs"]:  # run_all.sh on a GPU: true unless a check failed
+            return print(str(graphs_safe()).lower())
+        if mode == ["--per-gpu"]:  # run_all.sh: PER_GPU's default, from --pack's records
+            return print(best_packing()[0])
+        if mode == ["--mps"]:  # gpu_call.sh: MPS's default (1: the best packing used it)
+            return print(int(best_packing()[1]))
+        if mode == ["--plan"]:
+            try:
+                return plan(rest[0], int(os.environ.get("PER_GPU") or best_packing()[0]), *rest[1:3])
+            except (tasks.UsageError, IndexError, OSError) as e:
+                sys.exit(f"error: bench.py --plan JOBLIST [RECORDS [PRICE_OUT]]: {e}")
+        if mode == ["--time-tests"]:  # README: the tests' run time
+            return time_tests(*rest[:1])
+        if mode == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]
+            try:
+                return sys.stdout.write("".join(todo(*rest[:3])))
+            except (tasks.UsageError, TypeError, OSError) as e:
+                sys.exit(f"error: bench.py --todo JOBLIST RECORDS [ESTIMATES]: {e}")
         if argv[:1] == ["--profile"]:
             given = {"variant": "standard", **mixit.parse_args(argv[1:])}
             return profile(mixit.resolve_config(given))
@@ -1074,47 +1106,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--hf"]:
-        bench_hf(sys.argv[2:])
-    elif sys.argv[1:2] == ["--pack"]:  # bench.py --pack 1,4,8,16 [mixit flags]
-        try:
-            counts = [int(p) for p in sys.argv[2].split(",")]
-            assert counts and min(counts) >= 1
-            pack(sys.argv[3:], counts)
-        except (IndexError, ValueError, AssertionError):
-            sys.exit("error: bench.py --pack P,P,... [mixit flags]: P are runs at once, e.g. 1,4,8,16")
-        except tasks.UsageError as e:
-            sys.exit(f"error: {e}")
-    elif sys.argv[1:2] == ["--graphs-check"]:  # exit 3: the graphs changed training
-        try:
-            sys.exit(0 if graphs_check(sys.argv[2:]) else 3)
-        except tasks.UsageError as e:
-            sys.exit(f"error: {e}")
-    elif sys.argv[1:2] == ["--graphs-trace"]:  # graphs_check's child: --graphs-trace PATH [flags]
-        if len(sys.argv) < 3:
-            sys.exit("error: bench.py --graphs-trace PATH [mixit flags]: the trace's file first")
-        with command_line():
-            traced_run(sys.argv[3:], sys.argv[2])
-    elif sys.argv[1:2] == ["--cuda-graphs"]:  # run_all.sh on a GPU: true unless a check failed
-        print(str(graphs_safe()).lower())
-    elif sys.argv[1:2] == ["--per-gpu"]:  # run_all.sh: PER_GPU's default, from --pack's records
-        print(best_per_gpu())
-    elif sys.argv[1:2] == ["--mps"]:  # gpu_call.sh: MPS's default (1: the best packing used it)
-        print(int(best_packing()[1]))
-    elif sys.argv[1:2] == ["--plan"]:
-        try:
-            plan(sys.argv[2], int(os.environ.get("PER_GPU") or best_per_gpu()), *sys.argv[3:5])
-        except (tasks.UsageError, IndexError, OSError) as e:
-            sys.exit(f"error: bench.py --plan JOBLIST [RECORDS [PRICE_OUT]]: {e}")
-    elif sys.argv[1:2] == ["--time-tests"]:  # README: the tests' run time
-        try:
-            time_tests(*sys.argv[2:3])
-        except tasks.UsageError as e:
-            sys.exit(f"error: {e}")
-    elif sys.argv[1:2] == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]
-        try:
-            sys.stdout.write("".join(todo(*sys.argv[2:5])))
-        except (tasks.UsageError, TypeError, OSError) as e:
-            sys.exit(f"error: bench.py --todo JOBLIST RECORDS [ESTIMATES]: {e}")
-    else:
-        main(sys.argv[1:])
+    main(sys.argv[1:])

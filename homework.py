@@ -48,7 +48,7 @@ writes the numbers, the settings they depend on, a figure and the reasoning a go
 into DIR/ANSWERS.md. Everything a run leaves stays in DIR. It resumes: a finished exercise (its
 DIR/ex<N>.md) is not run again, a finished run not trained again, and a run stopped by Ctrl-C
 continues from the state it saved (DIR/resume/). `--from results/answers` renders the key from
-the committed records instead, training nothing (answer_key_text returns that text).
+the committed records instead, training nothing.
 
 Sections: the tables | finding and blanking a part | the handout | grading | the answer key |
 command line. Handing out and grading need only the standard library (pytest runs the tests in
@@ -377,12 +377,6 @@ def keyword(part):
     picks them by: MixingAttention.forward -> mixing_attention, sample_hop -> sample_hop."""
     name = part[:-len(".forward")] if part.endswith(".forward") else part
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().replace(".", "_")
-
-
-def public_tests(kit=HERE):
-    """{part: the names of its public tests}, for every part of GRADING."""
-    names = defined_tests(kit, PUBLIC_TESTS)
-    return {part: [n for n in names if n.startswith(f"test_{keyword(part)}_")] for part in GRADING}
 
 
 PUBLIC_COMMAND = f"python -m pytest -q --tb=short {PUBLIC_TESTS}"  # the student's test command
@@ -953,7 +947,7 @@ class Key:
     def figure(self, name):
         """Save the current matplotlib figure as DIR/name; returns its Markdown."""
         import matplotlib.pyplot as plt
-        if self.draw:  # (answer_key_text wants the text alone: a PNG costs a second to lay out)
+        if self.draw:  # (the tests want the text alone: a PNG costs a second to lay out)
             plt.gcf().tight_layout()
             plt.savefig(os.path.join(self.dir, name), dpi=100, bbox_inches="tight")
         plt.close("all")
@@ -1600,17 +1594,6 @@ an explanation that names its test, or a hypothesis that says so.
 
 {chr(10).join(sections)}""")
     return os.path.join(folder, "ANSWERS.md")
-
-
-def answer_key_text(folder=COMMITTED):
-    """The answer key's Markdown rendered from the records in folder (by default the committed
-    ones, results/answers), training nothing: what `answers DIR --from folder` writes (its
-    figures are not drawn)."""
-    with tempfile.TemporaryDirectory(prefix="answer-key-") as out:
-        with contextlib.redirect_stdout(open(os.devnull, "w")):
-            path = answers(out, source=os.path.join(HERE, folder) if not os.path.isabs(folder)
-                           else folder, draw=False)
-        return read(out, os.path.basename(path))
 
 
 def interrupted_key(folder):

@@ -965,15 +965,20 @@ def table(header, rows):
     return md(header, rows)
 
 
-def curves(ax, runs, label, color):
-    """Mean test accuracy (%) over seeds against the step, the seeds' spread shaded."""
+def curves(cells, ylabel, **legend):
+    """{label: runs}: a line each, the mean test accuracy (%) over seeds against the step, the
+    seeds' spread shaded."""
     from records import mean_std
-    steps = [h["step"] for h in runs[0]["history"]]
-    acc = [[100 * r["history"][i]["acc"] for r in runs] for i in range(len(steps))]
-    m, sd = zip(*(mean_std(a) for a in acc))
-    ax.plot(steps, m, color=color, label=f"{label} (n={len(runs)})")
-    ax.fill_between(steps, [a - b for a, b in zip(m, sd)], [a + b for a, b in zip(m, sd)],
-                    color=color, alpha=0.2)
+    plt = pyplot()
+    for i, (label, runs) in enumerate(cells.items()):
+        steps = [h["step"] for h in runs[0]["history"]]
+        acc = [[100 * r["history"][j]["acc"] for r in runs] for j in range(len(steps))]
+        m, sd = zip(*(mean_std(a) for a in acc))
+        plt.plot(steps, m, color=f"C{i}", label=f"{label} (n={len(runs)})")
+        plt.fill_between(steps, [a - b for a, b in zip(m, sd)], [a + b for a, b in zip(m, sd)],
+                         color=f"C{i}", alpha=0.2)
+    plt.gca().set(xlabel="step", ylabel=ylabel)
+    plt.legend(**legend)
 
 
 def answer_1(key):
@@ -981,11 +986,7 @@ def answer_1(key):
     runs = key.cells({"ex1/copy/frozen_qk": mixit_args(runs_command(1, 1)),
                       "ex1/copy/frozen_qk+vo": mixit_args(runs_command(1, 0))})
     qk, vo = runs.values()
-    plt = pyplot()
-    for i, (t, rs) in enumerate(runs.items()):
-        curves(plt.gca(), rs, t.split("/")[-1], f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="copy test accuracy (%)")
-    plt.legend()
+    curves({t.split("/")[-1]: rs for t, rs in runs.items()}, "copy test accuracy (%)")
     rows = [[f"`{t}`", f"{rs[0]['n_trainable']:,}", f"{rs[0]['n_frozen']:,}", shown(final_of(rs)),
              shown(final_of(rs, "exact"))] for t, rs in runs.items()]
     word = compared(final_of(vo), final_of(qk))
@@ -1197,11 +1198,7 @@ def answer_4(key):
                        for t in ("first", "pointer") for j, v in enumerate(("standard", "mixit"))})
     runs = {(t, v): cells[f"ex4/{t}/{v}"] for t in ("first", "pointer")
             for v in ("standard", "mixit")}
-    plt = pyplot()
-    for i, (t, v) in enumerate(runs):
-        curves(plt.gca(), runs[t, v], f"{t}, {v}", f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="test accuracy (%)")
-    plt.legend(fontsize=7)
+    curves({f"{t}, {v}": rs for (t, v), rs in runs.items()}, "test accuracy (%)", fontsize=7)
     rows = [[t, shown(final_of(runs[t, "standard"])), shown(final_of(runs[t, "mixit"]))]
             for t in ("first", "pointer")]
     tags = [f"ex4/{t}/{v}" for t, v in runs]
@@ -1306,11 +1303,7 @@ def answer_6(key):
     heads = key.sweep([1, 4, 16, 64])
     cells = key.cells({f"ex6/add/heads{h}": mixit_args(runs_command(6), H=h) for h in heads})
     runs = {h: cells[f"ex6/add/heads{h}"] for h in heads}
-    plt = pyplot()
-    for i, h in enumerate(heads):
-        curves(plt.gca(), runs[h], f"{h} heads", f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="add test accuracy (%)")
-    plt.legend()
+    curves({f"{h} heads": runs[h] for h in heads}, "add test accuracy (%)")
     mid = len(runs[heads[0]][0]["history"]) // 2
     rows = [[str(h), shown([r["history"][mid]["acc"] for r in runs[h]]), shown(final_of(runs[h]))]
             for h in heads]
@@ -1401,7 +1394,7 @@ def answer_8(key):
     variants = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
     cells = key.cells({f"ex8/lm/{v}": mixit_args(runs_command(8), X=v) for v in variants})
     runs = {v: cells[f"ex8/lm/{v}"] for v in variants}
-    from records import mean_std
+    from records import differ, mean_std
     order = sorted(variants, key=lambda v: mean_std(final_of(runs[v], "loss"))[0])
     plt = pyplot()
     for i, v in enumerate(variants):
@@ -1416,8 +1409,6 @@ def answer_8(key):
     loss = {v: final_of(runs[v], "loss") for v in variants}
     gap = {v: mean_std(loss[v])[0] - mean_std(loss["standard"])[0] for v in ("frozen_qk", "mixit")}
     closer = "Standard" if abs(gap["frozen_qk"]) < abs(gap["mixit"] - gap["frozen_qk"]) else "MixiT"
-
-    from records import differ
     ties = ", ".join(f"{a} and {b}" for a, b in zip(order, order[1:])
                      if not differ(loss[a], loss[b])) or "none"
 

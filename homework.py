@@ -352,9 +352,8 @@ PUBLIC_COMMAND = f"python -m pytest -q --tb=short {PUBLIC_TESTS}"  # the student
 
 def readme(parts, kit=HERE):
     """The handout's README.md: the assignment. It names only files that the handout holds."""
-    where, found = all_parts(kit), {}
-    for name in SOURCES:
-        found.update(find_parts(read(kit, name)))
+    where = all_parts(kit)
+    found = {p: node for name in SOURCES for p, node in find_parts(read(kit, name)).items()}
     total = sum(GRADING[p][0] for p in parts)
     count = f"{len(parts)} part" + ("s" if len(parts) > 1 else "")
     rows = []

@@ -19,13 +19,11 @@ Speed: time training steps of every variant, and the same step in Hugging Face f
                                             # results/extra.jsonl (x/readme-tests)
 
 `python bench.py` times full training steps (data, forward, backward, clipping, AdamW) and
-prints ms/step, samples/s, tokens/s and, on a known GPU, the model FLOP utilization against its
-bf16 peak; it appends one record (Table 7 is rendered from it). `--hf` times the core of the
-reference code's step (it trains HF Llama models through the HF Trainer) for an
-`LlamaForCausalLM` of our shape on the same batches: model + AdamW + clipping, no Trainer. Only
-`--hf` needs `transformers` (`pip install "transformers>=4.50,<5"`), which is why it is not in
-requirements.txt. The records these write become Table 7 and the efficiency tables of
-results/tables_quick.md, made at the end of this file (report.py places them).
+prints ms/step, samples/s, tokens/s and, on a known GPU, the model FLOP utilization; it appends
+one record. `--hf` times the core of the reference code's step (HF Trainer) for an
+`LlamaForCausalLM` of our shape on the same batches; only it needs `transformers` (`pip install
+"transformers>=4.50,<5"`, not in requirements.txt). The records become Table 7 and the
+efficiency tables, made at the end of this file.
 """
 
 import argparse
@@ -65,8 +63,7 @@ PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12}
 
 def shapes_only(cfg, vocab_size):
     """mixit.GPT(cfg, vocab_size) with its parameters left as torch.empty made them: the FLOP
-    counts below need only their shapes. (Not the meta device: its first op runs torch's Python
-    reference kernels, which import torch._dynamo, seconds of every run_all.sh --minutes call.)"""
+    counts need only their shapes. (Not the meta device: it imports torch._dynamo, seconds.)"""
     keep = lambda tensor, *args, **kwargs: tensor  # noqa: E731
     with mock.patch.multiple(torch.nn.init, normal_=keep, uniform_=keep, kaiming_uniform_=keep,
                              zeros_=keep):
@@ -84,8 +81,7 @@ def model_flops_per_token(model, T):
 def frozen_qk_bound(config):
     """The most that freezing W_Q and W_K can save of a Standard training step's FLOPs (a
     fraction), for a run's config: a frozen matrix skips only its weight-gradient matmul, 2 of
-    its 6 FLOPs per weight and token, so the saving is 2 x (W_Q + W_K) over the model's total
-    (model_flops_per_token). Time saved beyond it comes from elsewhere (AdamW's update, memory)."""
+    its 6 FLOPs per weight and token."""
     fields = {f.name for f in dataclasses.fields(mixit.Config)}
     cfg = mixit.Config(**{k: v for k, v in config.items() if k in fields})
     cfg.variant, cfg.positions, cfg.mlp_act, cfg.residual = "standard", "rope", "swiglu", "plain"
@@ -98,22 +94,18 @@ def frozen_qk_bound(config):
 
 
 def batches(task, cfg, gen, device):
-    """Training batches one by one (next()), drawn as mixit.train draws them: --data_pool at a
-    time, by runtime.BatchPool."""
+    """Training batches one by one (next()), drawn as mixit.train draws them."""
     draw = lambda n: task.get_batches(n, cfg.batch_size, gen, cfg.resample)  # noqa: E731
     return BatchPool(draw, data_pool(cfg, device))
 
 
 def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None, both=None):
-    """Time training steps (data, forward, backward, AdamW) after a warm-up, for each variant
-    (and with both, a setting and its two values, e.g. ("compile", ("false", "true")), for each
-    variant with each value).
+    """Time training steps after a warm-up, for each variant (and with both, a setting and its
+    two values, e.g. ("compile", ("false", "true")), for each variant with each value).
 
-    On a shared machine the speed drifts (on our 2-core VM two 20-step averages of the same
-    variant differed by up to 30%). So the runs take turns: one window of steps each, closed
-    by a sync, round after round, and ms/step is each run's median window. A drift then hits
-    every run alike instead of whichever happened to be running. Appends one record with
-    every run's timings to cfg.out (Table 7 is rendered from it)."""
+    On a shared machine the speed drifts (on our 2-core VM by up to 30%). So the runs take
+    turns, one window of steps each, round after round, and ms/step is each run's median
+    window: a drift hits every run alike. Appends one record to cfg.out."""
     per_window = per_window or (20 if pick_device(cfg.device).startswith("cuda") else 4)
     print(f"benchmark: task {cfg.task}, n_layer {cfg.n_layer}, n_embd {cfg.n_embd}, n_head "
           f"{cfg.n_head}, batch {cfg.batch_size}, {warmup} warm-up steps, then the median of "
@@ -168,11 +160,9 @@ def bench(cfg, variants=VARIANTS, warmup=10, windows=7, per_window=None, both=No
 
 
 def wait_for_the_others():
-    """Under `--pack`: the copies start together, but each compiles for a different time; one that
-    timed as soon as it was ready would time the GPU alone while the others still compile, and the
-    sum over copies would count that speed P times (the first --pack on an H200 did: its P = 16
-    sum counted several copies at their lone speed). So each copy waits here, warmed up, until
-    all P are: the barrier is a folder in which each copy leaves a file (PACK_BARRIER=folder:P)."""
+    """Under `--pack`: each copy compiles for a different time, and one that timed as soon as it
+    was ready would time the GPU alone. So each copy waits here, warmed up, until all P are: the
+    barrier is a folder in which each copy leaves a file (PACK_BARRIER=folder:P)."""
     folder, _, n = os.environ.get("PACK_BARRIER", "").rpartition(":")
     if not folder:
         return
@@ -187,9 +177,8 @@ def wait_for_the_others():
 
 
 class OpCounter(TorchDispatchMode):
-    """Counts the tensor operations (ATen ops, views included) run while it is active: on a GPU
-    each op that is not a view is a kernel launch, so the count is what a launch-bound step
-    pays for, and it can be watched on a CPU."""
+    """Counts the tensor operations run while it is active: on a GPU each op that is not a view
+    is a kernel launch, what a launch-bound step pays for, and it can be watched on a CPU."""
 
     def __init__(self):
         super().__init__()
@@ -210,13 +199,10 @@ def data_ops_per_batch(task, cfg, device, n_pool, n_batches=32):
 
 
 def profile(cfg, steps=30, warmup=10):
-    """The profile of one training step of cfg's shape: ms/step, and what the step is made of.
-
-    Everywhere: the tensor ops of drawing a batch (one at a time and --data_pool at a time) and
-    of a whole eager step (data, forward, backward, clipping, AdamW). On CUDA also, from
-    torch.profiler over `steps` steps: the kernels per step, the GPU-busy time per step against
-    the wall time (busy well under wall: the GPU waits for launches, not for arithmetic) and the
-    kernels that take the most time. Appends one record (tag, --out)."""
+    """The profile of one training step of cfg's shape: ms/step, the tensor ops of drawing a
+    batch and of a whole eager step, and on CUDA (torch.profiler) the kernels per step and the
+    GPU-busy time against the wall time (busy well under wall: the GPU waits for launches).
+    Appends one record."""
     task, model, device, dtype, _ = build(cfg, verbose=False)
     n_pool = data_pool(cfg, device)
     prof = {"data_pool": n_pool,
@@ -275,9 +261,8 @@ DEFAULT_PER_GPU = 8  # before any packing record (best_packing): what the first 
 
 def pack(argv, counts):
     """For each P in counts, P copies of `python bench.py ARGV` (one variant, seeds 0..P-1) at once
-    on this machine's GPU, then their samples per second summed: what P runs at once get done.
-    The copies start together, warm up (compile), wait for each other (wait_for_the_others) and
-    then time their windows side by side. One record per P, tagged gpu/pack-P<P> by default."""
+    on this machine's GPU, their samples per second summed: what P runs at once get done. One
+    record per P."""
     given = {"variant": "standard", **mixit.parse_args(argv)}
     out, tag = given.pop("out", PACK_RECORDS), given.pop("tag", "gpu/pack")
     rows = []
@@ -311,10 +296,9 @@ PACK_SHAPE = "gpu/pack-barrier-induction64-w512"  # the shape PER_GPU and MPS ar
 
 
 def best_packing(path=PACK_RECORDS):
-    """PER_GPU's and MPS's defaults: (P, mps) of the latest --pack record, at Table 1's induction
-    shape (PACK_SHAPE) on the GPU that ran the newest of them, that got the most samples per
-    second; (DEFAULT_PER_GPU, False) where none has run. Records from before the barrier (no
-    "together") overstate a large P, so they do not count."""
+    """PER_GPU's and MPS's defaults: (P, mps) of the --pack record at PACK_SHAPE, on the GPU of
+    the newest, that got the most samples per second; (DEFAULT_PER_GPU, False) where none has
+    run. Records from before the barrier (no "together") overstate a large P."""
     packs = [r for r in latest_records(path).values()
              if r.get("pack", {}).get("together") and r["config"]["tag"].startswith(PACK_SHAPE)]
     if not packs:
@@ -325,15 +309,10 @@ def best_packing(path=PACK_RECORDS):
     return max(done, key=done.get)
 
 
-def best_per_gpu(path=PACK_RECORDS):
-    return best_packing(path)[0]
-
-
 def measured_packing(per_gpu, path=PACK_RECORDS):
     """(speed-up, words): how many times one run's samples per second PER_GPU runs packed on one
-    GPU train in total, as `bench.py --pack` measured it (runs started together), the mean over
-    the shapes measured, each in its better mode (with or without MPS); the model's
-    PACKING_SPEEDUP, said to be assumed, where no shape was measured at that P."""
+    GPU train in total, as --pack measured it (the mean over shapes, each in its better mode);
+    PACKING_SPEEDUP, said to be assumed, where none was measured at that P."""
     rates = {}  # {(shape, mps): {P: samples per second}}
     for r in latest_records(path).values():
         if r.get("pack", {}).get("together"):
@@ -355,11 +334,9 @@ def measured_packing(per_gpu, path=PACK_RECORDS):
 # -----------------------------------------------------------------------------
 # Do CUDA graphs change training? `python bench.py --graphs-check [mixit flags]`
 #
-# With --cuda_graphs the compiled forward and backward are recorded once and then replayed, and a
-# replay reads its inputs from the buffers it was recorded with. Were a new batch (or anything
-# else that changes from step to step) not copied into them, the run would train on stale inputs
-# and look like a run that merely learns slower. So one recipe and seed run with graphs and
-# without, and every step's batch, learning rate and loss are compared.
+# A CUDA graph replay reads its inputs from the buffers it was recorded with: were a new batch
+# not copied into them, the run would train on stale inputs and merely look slower to learn. So
+# one recipe and seed run with graphs and without, and every step's batch, lr and loss compared.
 
 GRAPHS_RUNS = {"graphs": "true", "eager": "false", "eager-again": "false"}  # --cuda_graphs of each
 GRAPHS_LOSS_STEPS = 100  # losses are compared over the first steps only: later, two runs that
@@ -368,8 +345,8 @@ BF16_EPS = 2.0 ** -8  # bf16's relative precision: a loss gap under it is roundi
 
 
 def traced_run(argv, trace_path):
-    """`bench.py --graphs-trace PATH [mixit flags]`: one mixit.py run that also writes, for every
-    training step, a digest of its batch, its learning rate and its loss (the check's child)."""
+    """One mixit.py run that also writes, for every training step, a digest of its batch, its
+    learning rate and its loss (the check's child)."""
     rows = []
     step = mixit.train_step
 
@@ -387,10 +364,9 @@ def traced_run(argv, trace_path):
 
 def graphs_verdict(traces):
     """traces: {run: {"steps": [[digest, lr, loss], ...], "history": [...]}} for GRAPHS_RUNS.
-    The runs with and without graphs must draw the same batch and learning rate at every step,
-    and over the first GRAPHS_LOSS_STEPS steps their losses may differ by no more than the two
-    runs without graphs differ (the GPU's own nondeterminism) or bf16's rounding, whichever is
-    larger. Returns the record's "graphs_check" part; its "same" says whether the check passed."""
+    With and without graphs the runs must draw the same batch and lr at every step, and their
+    early losses differ by no more than two runs without graphs do, or bf16's rounding. Returns
+    the record's "graphs_check" part; "same": the check passed."""
     g, e, e2 = (traces[k]["steps"] for k in GRAPHS_RUNS)
     n = min(len(g), len(e))
 
@@ -413,9 +389,8 @@ def graphs_verdict(traces):
 
 
 def graphs_check(argv):
-    """The runs of GRAPHS_RUNS at once (on one GPU: what the others run does not change a run's
-    arithmetic), then one record (tag, --out) and a line saying whether graphs train as the eager
-    step does. Returns True where they do."""
+    """The runs of GRAPHS_RUNS at once, then one record and a line saying whether graphs train
+    as the eager step does. Returns True where they do."""
     given = mixit.parse_args(argv)
     out, tag = given.pop("out", PACK_RECORDS), given.pop("tag", "gpu/graphs-check")
     cfg = mixit.resolve_config(given)  # (bad flags: one line here, before anything starts)
@@ -455,9 +430,8 @@ def graphs_safe(path=PACK_RECORDS):
 
 
 def bench_hf(argv):
-    """`python bench.py --hf`: the reference's model, an HF LlamaForCausalLM of our shape, trained
-    on the same batches with AdamW and clipping (the core of the HF Trainer's step), timed like
-    ours; one record whose row sits beside Standard's in the efficiency table."""
+    """The reference's model, an HF LlamaForCausalLM of our shape, trained on the same batches
+    with AdamW and clipping (the core of the HF Trainer's step), timed like ours; one record."""
     parser = argparse.ArgumentParser(description="time an HF LlamaForCausalLM training step")
     parser.add_argument("--task", default="add", help="task whose batches are used (tasks.py)")
     parser.add_argument("--task_size", type=int, default=10, help="task size (add: digits)")
@@ -545,10 +519,8 @@ SPARE = 1.25  # run_all.sh --minutes starts a run only where its price, a quarte
 QUEUE_PRICE = "results/queue-paper.jsonl"  # `bash run_all.sh --plan`: what is left, priced
 
 
-# The model prices a run alone on a GPU. run_all.sh packs PER_GPU runs to a GPU, where a step
-# takes longer than alone, and a memory-bound shape (memorize's batch 32768) takes longer than its
-# FLOPs say. So the queue of `--minutes`, which must know whether a run fits in what is left of a
-# GPU call, prices a run by the measured step time of its shape where a record has one.
+# The model prices a run alone on a GPU; packed, or memory-bound, a step takes longer. So the
+# queue of `--minutes` prices a run by the measured step time of its shape where a record has one.
 SHAPE = ("task", "task_size", "variant", "n_layer", "n_head", "n_embd", "batch_size")
 
 
@@ -558,10 +530,9 @@ def shape_key(config):
 
 
 def measured_step_ms(latest, compile=None):
-    """{shape: ms per step of its newest run} of {tag: record} (run_all.sh's packed runs): the
-    newest, because a faster launch (CUDA graphs, say) makes the older times wrong. With
-    compile, only the runs launched with that --compile: on a CPU a compiled step is faster
-    than an eager one (CPU_COMPILE=1), so each is priced by its own kind where one ran."""
+    """{shape: ms per step of its newest run} of {tag: record}: the newest, because a faster
+    launch (CUDA graphs, say) makes the older times wrong. With compile, only the runs launched
+    with that --compile (on a CPU a compiled step is faster)."""
     by_shape = {}
     for r in sorted(latest.values(), key=lambda r: r.get("time", "")):
         if r.get("ms_per_step") and compile in (None, r["config"].get("compile")):
@@ -571,11 +542,9 @@ def measured_step_ms(latest, compile=None):
 
 def steps_to_price(latest, tag, cfg, given):
     """How many steps to price a run at: its --steps, unless every other seed of its cell that
-    ran this recipe stopped early by its stopping rule (--stop_acc, --patience): then twice the
-    most steps they ran (at most --steps). Nearly every paper run has 12000-20000 --steps and
-    stops far sooner (64-head MixiT on add-10: step 1800 of 20000), so at full --steps almost
-    nothing would fit in a 9-minute call; twice a sibling's is a margin, not a promise: a seed
-    that runs past it is paused at the call's end, and its state is lost with the machine."""
+    ran this recipe stopped early by its stopping rule: then twice the most steps they ran (at
+    most --steps). Nearly every paper run stops far before its --steps (64-head MixiT on add-10:
+    step 1800 of 20000), and at full --steps almost nothing would fit in a 9-minute call."""
     cell, keys = tag.rsplit("/s", 1)[0], [k for k in given if k != "seed"]
     ran = [r["final"]["step"] for t, r in latest.items()
            if t != tag and t.rsplit("/s", 1)[0] == cell and same_recipe(r, cfg, keys)]
@@ -584,18 +553,15 @@ def steps_to_price(latest, tag, cfg, given):
 
 @functools.lru_cache(maxsize=None)
 def task_shape(name, size, data_seed, data):
-    """A task's vocab_size and block_size, all that cost() needs of it. Making a task draws its
-    test set, which was most of --plan's minute: the paper queue's ~500 prices share a few dozen
-    tasks, so each is made once per process."""
+    """A task's vocab_size and block_size, all that cost() needs of it, made once per process:
+    making a task draws its test set, and ~500 prices share a few dozen tasks."""
     task = tasks.make_task(name, size, "cpu", data_seed, 8, data)
     return SimpleNamespace(vocab_size=task.vocab_size, block_size=task.block_size)
 
 
 def cost(argv, models, measured=None, steps=None):
     """(config, training FLOPs, estimated H100 minutes, floor-bound?) of one job line's run, to
-    its full --steps (a stopping rule can only shorten it) or to `steps`. models caches FLOPs
-    per shape; with measured ({shape: ms per step}), a measured shape is priced by its
-    measurement."""
+    its full --steps or to `steps`. models caches FLOPs per shape; measured: {shape: ms/step}."""
     cfg = mixit.resolve_config(mixit.parse_args(argv + ["--device", "cpu", "--out", ""]))
     task = task_shape(cfg.task, cfg.task_size, cfg.data_seed, cfg.data)
     cfg.block_size = cfg.block_size or task.block_size
@@ -617,11 +583,9 @@ def latest_records(path):
 
 def plan(joblist, per_gpu=8, records="", price_out=""):
     """Print every run of a run_all.sh job list with its training FLOPs and estimated minutes
-    on one H100 (and, where records has run it, its measured minutes: * = another recipe), then
-    the total with PER_GPU packing, the cells that dominate it and the price of what is left to
-    run (as --minutes prices it). price_out: write that price there as a one-line record, which
-    FINDINGS' numbers read, with the queued tags that have a record of an earlier recipe,
-    which report.py marks (report.py --check fails once the queue has changed since)."""
+    on one H100 (and its measured minutes where records has run it), then the total with
+    PER_GPU packing, the cells that dominate it and the price of what is left to run.
+    price_out: write that price there as a one-line record, which FINDINGS reads."""
     models, rows, ran = {}, [], latest_records(records)
     for line in open(joblist):
         tag, *argv = line.split()
@@ -661,15 +625,13 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
     if superseded:
         print(f"{len(superseded)} of them have a record of an earlier recipe (report.py marks it °)")
     packing, how = measured_packing(per_gpu)
-    # a record's step time may have been taken packed (PER_GPU to a GPU, each run slower) or
-    # alone, and records do not say which: the price is given between the two
+    # records do not say whether a step time was taken packed or alone: the price is between
     print(f"left to run: {len(left)} runs, {minutes:.0f} min of run time at their full --steps "
           f"(a run's shape priced by its step time in a record where one ran, else by the model): "
           f"on a GPU with PER_GPU={per_gpu}, about {minutes / per_gpu:.0f} min where those step "
           f"times were taken {per_gpu} to a GPU, up to {minutes / packing:.0f} min where they were "
           f"taken alone, at the packing measured: {how}")
     # a lent GPU call: --minutes 9, less the 30 s its runs get to save their state
-    # (run_all.sh starts a run with SPARE of its price to spare: todo)
     too_long = [(line.split()[0], m) for line, m in left if m * SPARE > CALL_MINUTES - 0.5]
     if too_long:
         print(f"{len(too_long)} runs are priced too long for one {CALL_MINUTES}-minute call, so "
@@ -685,8 +647,7 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
                  "final": {"left": len(left), "run_minutes": minutes, "packing": packing,
                            "gpu_minutes": minutes / per_gpu, "gpu_minutes_alone": minutes / packing,
                            "superseded": superseded}}
-        # the file is tracked in git: an unchanged price keeps its old line, time included, so
-        # that --plan in a fresh clone leaves `git status` clean
+        # an unchanged price keeps its old line, time included: `git status` stays clean
         old = read_records(price_out)  # [] where there is none yet
         if [{k: v for k, v in r.items() if k != "time"} for r in old] != [price]:
             with open(price_out, "w") as f:
@@ -695,9 +656,8 @@ def plan(joblist, per_gpu=8, records="", price_out=""):
 
 
 def superseded_tags(scale):
-    """The tags whose record ran an earlier recipe of run_all.sh's (its queue reruns them), as
-    `bash run_all.sh --plan` found them (QUEUE_PRICE; paper scale only). report.py marks their
-    cells °, and no verdict rests on them: a table may mix recipes while the queue is half done."""
+    """The tags whose record ran an earlier recipe (the queue reruns them), as `bash run_all.sh
+    --plan` found them (QUEUE_PRICE; paper scale only): report.py marks their cells °."""
     priced = read_records(QUEUE_PRICE) if scale == "paper" else []
     return set(priced[-1]["final"].get("superseded", [])) if priced else set()
 
@@ -723,18 +683,16 @@ def queue_price_stale():
 # -----------------------------------------------------------------------------
 # The queue of `bash run_all.sh`: what is left to run, in the order that decides most first
 
-# the same run on another device or in another precision is the same cell (CPU_DTYPE runs and
-# the paper-scale GPU runs have results files of their own); so is a run made faster by a switch
-# that changes how the step is launched, not what it computes (compile, CUDA graphs), or by
-# drawing its batches many at a time (--data_pool: other draws from the same distribution)
+# the same run on another device or in another precision is the same cell (they have results
+# files of their own); so is a run made faster by how its step is launched (compile, CUDA
+# graphs) or by drawing its batches many at a time (--data_pool)
 RECIPE_FREE = ("out", "tag", "save", "resume", "examples", "log_interval", "device", "dtype",
                "compile", "cuda_graphs", "data_pool", "sdpa")
 
 
 def same_recipe(record, cfg, given=None):
     """Did this record run the recipe of cfg? Compared on the flags its job line gives (all of
-    cfg's if given is None); a record older than a flag has that flag's default, and a stale
-    record (records.stale: the same flags, another recipe) runs none."""
+    cfg's if given is None); a record older than a flag has that flag's default."""
     keys = given if given is not None else [f.name for f in dataclasses.fields(cfg)
                                              if f.name not in ("block_size",)]
     return not stale(record) and all(
@@ -742,9 +700,8 @@ def same_recipe(record, cfg, given=None):
         for k in keys if k not in RECIPE_FREE)
 
 
-# Claim 6 at the reference's init first (issue 48): Random with Q and K at 0.02, the width-512
-# row that tests the paper's collapse with depth at the reference's settings (FINDINGS, claim 6);
-# then the MixiT row of Table 6 it is compared with, at the same depths and seeds
+# Claim 6 at the reference's init first (Random with Q and K at 0.02, FINDINGS, claim 6), then
+# the MixiT row of Table 6 it is compared with
 FIRST = ("t6/add/random_ref-", "t6/add/mixit-")
 
 
@@ -823,17 +780,14 @@ def lr_filter(lines, records):
 
 
 def queue(joblist, records, price=False, models=None):
-    """(line, minutes) of each run of a job list still to do, in priority order (stable within a
-    priority). A line is done when the latest record of its tag ran its recipe; a benchmark when
-    it has a record. With price, minutes is the run to its full --steps (or steps_to_price's) at
-    the newest measured step time of its shape, else by the --plan cost model (a benchmark: 2);
-    models: cost's cache of FLOPs per shape, to share with a caller that has built them."""
+    """(line, minutes) of each run of a job list still to do, in priority order. A line is done
+    when the latest record of its tag ran its recipe; a benchmark when it has a record. With
+    price, minutes is the run's price (cost, at steps_to_price); models: cost's cache."""
     latest, models, jobs = latest_records(records), {} if models is None else models, []
     # {--compile: {shape: ms/step}}: the newest run of that --compile, else the newest of any
     measured = {c: {**measured_step_ms(latest), **measured_step_ms(latest, compile=c)}
                 for c in ("true", "false")}
-    # the step times of runs paused before they wrote a record (run_all.sh's run_one): they
-    # price their shape where no finished run has
+    # runs paused before they wrote a record price their shape where no finished run has
     paused = {t: r["ms_per_step"] for t, r in latest_records(paused_file(records)).items()}
     lines = open(joblist).readlines()
     wanted, swept = doubling_filter(lines, records), lr_filter(lines, records)
@@ -859,9 +813,7 @@ def queue(joblist, records, price=False, models=None):
 
 def todo(joblist, records, estimates=""):
     """The lines of a job list still to run (see queue). With estimates, writes 'tag minutes'
-    per line there, for run_all.sh --minutes: the minutes a run must have left to start, its
-    price with SPARE to spare (a price is one earlier run's pace, and a run that misses the
-    call's deadline pauses, its state lost with the machine)."""
+    per line there, for run_all.sh --minutes: the minutes a run must have left to start."""
     left = queue(joblist, records, price=bool(estimates))
     if estimates:
         with open(estimates, "w") as f:
@@ -871,7 +823,6 @@ def todo(joblist, records, estimates=""):
 
 # -----------------------------------------------------------------------------
 # Table 7 and the efficiency tables (results/tables_quick.md) from these benchmarks' records
-# (report.py places them)
 
 
 def bench_runs(cells):
@@ -1056,9 +1007,45 @@ def main(argv):
     """`python bench.py [mixit flags]`: time every variant (or the one named by --variant);
     `python bench.py --compile-vs-eager [mixit flags]`: the same, each eager and compiled;
     `python bench.py --sdpa-vs-written [mixit flags]`: the same, attention fused and written out;
-    `python bench.py --profile [mixit flags]`: profile one variant's step (default Standard)."""
+    `python bench.py --profile [mixit flags]`: profile one variant's step (default Standard);
+    the other modes: the module's docstring, run_all.sh, gpu_call.sh and bench_gpu.sh."""
+    mode, rest = argv[:1], argv[1:]
     argv = [a for a in argv if a != "--bench"]  # run_all.sh's job lines mark benchmarks with it
     try:
+        if mode == ["--hf"]:
+            return bench_hf(rest)
+        if mode == ["--pack"]:  # bench.py --pack 1,4,8,16 [mixit flags]
+            try:
+                counts = [int(p) for p in rest[0].split(",")]
+                assert counts and min(counts) >= 1
+            except (IndexError, ValueError, AssertionError):
+                sys.exit("error: bench.py --pack P,P,... [mixit flags]: P are runs at once, e.g. 1,4,8,16")
+            return pack(rest[1:], counts)
+        if mode == ["--graphs-check"]:  # exit 3: the graphs changed training
+            sys.exit(0 if graphs_check(rest) else 3)
+        if mode == ["--graphs-trace"]:  # graphs_check's child: --graphs-trace PATH [mixit flags]
+            if not rest:
+                sys.exit("error: bench.py --graphs-trace PATH [mixit flags]: the trace's file first")
+            with command_line():
+                return traced_run(rest[1:], rest[0])
+        if mode == ["--cuda-graphs"]:  # run_all.sh on a GPU: true unless a check failed
+            return print(str(graphs_safe()).lower())
+        if mode == ["--per-gpu"]:  # run_all.sh: PER_GPU's default, from --pack's records
+            return print(best_packing()[0])
+        if mode == ["--mps"]:  # gpu_call.sh: MPS's default (1: the best packing used it)
+            return print(int(best_packing()[1]))
+        if mode == ["--plan"]:
+            try:
+                return plan(rest[0], int(os.environ.get("PER_GPU") or best_packing()[0]), *rest[1:3])
+            except (tasks.UsageError, IndexError, OSError) as e:
+                sys.exit(f"error: bench.py --plan JOBLIST [RECORDS [PRICE_OUT]]: {e}")
+        if mode == ["--time-tests"]:  # README: the tests' run time
+            return time_tests(*rest[:1])
+        if mode == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]
+            try:
+                return sys.stdout.write("".join(todo(*rest[:3])))
+            except (tasks.UsageError, TypeError, OSError) as e:
+                sys.exit(f"error: bench.py --todo JOBLIST RECORDS [ESTIMATES]: {e}")
         if argv[:1] == ["--profile"]:
             given = {"variant": "standard", **mixit.parse_args(argv[1:])}
             return profile(mixit.resolve_config(given))
@@ -1074,47 +1061,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--hf"]:
-        bench_hf(sys.argv[2:])
-    elif sys.argv[1:2] == ["--pack"]:  # bench.py --pack 1,4,8,16 [mixit flags]
-        try:
-            counts = [int(p) for p in sys.argv[2].split(",")]
-            assert counts and min(counts) >= 1
-            pack(sys.argv[3:], counts)
-        except (IndexError, ValueError, AssertionError):
-            sys.exit("error: bench.py --pack P,P,... [mixit flags]: P are runs at once, e.g. 1,4,8,16")
-        except tasks.UsageError as e:
-            sys.exit(f"error: {e}")
-    elif sys.argv[1:2] == ["--graphs-check"]:  # exit 3: the graphs changed training
-        try:
-            sys.exit(0 if graphs_check(sys.argv[2:]) else 3)
-        except tasks.UsageError as e:
-            sys.exit(f"error: {e}")
-    elif sys.argv[1:2] == ["--graphs-trace"]:  # graphs_check's child: --graphs-trace PATH [flags]
-        if len(sys.argv) < 3:
-            sys.exit("error: bench.py --graphs-trace PATH [mixit flags]: the trace's file first")
-        with command_line():
-            traced_run(sys.argv[3:], sys.argv[2])
-    elif sys.argv[1:2] == ["--cuda-graphs"]:  # run_all.sh on a GPU: true unless a check failed
-        print(str(graphs_safe()).lower())
-    elif sys.argv[1:2] == ["--per-gpu"]:  # run_all.sh: PER_GPU's default, from --pack's records
-        print(best_per_gpu())
-    elif sys.argv[1:2] == ["--mps"]:  # gpu_call.sh: MPS's default (1: the best packing used it)
-        print(int(best_packing()[1]))
-    elif sys.argv[1:2] == ["--plan"]:
-        try:
-            plan(sys.argv[2], int(os.environ.get("PER_GPU") or best_per_gpu()), *sys.argv[3:5])
-        except (tasks.UsageError, IndexError, OSError) as e:
-            sys.exit(f"error: bench.py --plan JOBLIST [RECORDS [PRICE_OUT]]: {e}")
-    elif sys.argv[1:2] == ["--time-tests"]:  # README: the tests' run time
-        try:
-            time_tests(*sys.argv[2:3])
-        except tasks.UsageError as e:
-            sys.exit(f"error: {e}")
-    elif sys.argv[1:2] == ["--todo"]:  # run_all.sh: bench.py --todo JOBLIST RECORDS [ESTIMATES]
-        try:
-            sys.stdout.write("".join(todo(*sys.argv[2:5])))
-        except (tasks.UsageError, TypeError, OSError) as e:
-            sys.exit(f"error: bench.py --todo JOBLIST RECORDS [ESTIMATES]: {e}")
-    else:
-        main(sys.argv[1:])
+    main(sys.argv[1:])

@@ -9,50 +9,32 @@ what the students hand back, with tests that stay with the teacher.
     python homework.py answers DIR --from results/answers  # the same from the committed records
 
 A part is a function or a method (`freeze`, `MixingAttention.forward`) of mixit.py or tasks.py
-that a grading test grades (the table GRADING below). Handing it out keeps its signature and
-its docstring, which is the specification (arguments with their shapes, what it returns, the
-errors it raises), and replaces its body with `raise NotImplementedError("homework: PART; ...")`.
-The parts are found in the code itself (Python's own parser, `ast`): the sources carry no markers.
+that a grading test grades (GRADING below). Handing it out keeps its signature and docstring,
+which is the specification, and replaces its body with `raise NotImplementedError(...)`. The
+parts are found by Python's own parser (`ast`): the sources carry no markers. A student receives
+the blanked sources, HANDOUT_FILES and a README.md written here (readme()), the assignment.
 
-What a student receives: mixit.py and tasks.py with the parts blanked, runtime.py (mixit.py
-imports it), requirements.txt, test_homework.py (the public tests) and a README.md written here
-(readme()), which is the assignment. What the teacher keeps: this repository, whose
-test_mixit.py holds the grading tests, and this file.
-
-Grading trusts only the graded files. From each submission it takes mixit.py and tasks.py and
-nothing else, puts them into a fresh folder next to this repository's own runtime.py and
-test_mixit.py (its grading tests only) and a pytest.ini written here, and runs there the
-grading tests of each part.
-The parts and their points come from here (`--parts`, by default DEFAULT_PARTS), never from the
-submission: a test file, a conftest.py, a pytest.ini, pyproject.toml, setup.cfg or tox.ini, a
-parts list or a homework.py in the submission is never read. (Code in mixit.py and tasks.py
-themselves runs when they are graded: what a student writes there is trusted like any code.)
+Grading trusts only the graded files: from each submission it takes mixit.py and tasks.py, puts
+them in a fresh folder beside this repository's runtime.py, test_mixit.py (its grading tests)
+and a pytest.ini written here, and runs the grading tests of each part. The parts and points
+come from here, never from the submission (no test file, conftest.py or configuration of it is
+read); code in mixit.py and tasks.py themselves runs, trusted like any code.
 
 The rule that keeps the handout from giving a solution away: no file of the handout computes
-what a handed-out part computes.
-  - A test that needs a reference implementation of a part (softmax attention with its masks,
-    a RoPE rotation, MixiT's A V, the masked cross-entropy, a k-hop solver) is a grading test:
-    it lives in test_mixit.py, which is not handed out.
-  - test_homework.py, the public tests, checks properties (shapes, causality, rows that sum to
-    one) and small examples worked out by hand, and nothing else.
-  - Code that needs what a part computes calls the part and does not repeat it (evaluate() calls
-    masked_loss; build() calls freeze), so blanking the part blanks every copy of it.
-  - Only a part that a grading test grades can be handed out.
+what a handed-out part computes. A test that needs a reference implementation of a part is a
+grading test (test_mixit.py, not handed out); the public tests (test_homework.py) check
+properties and small examples worked out by hand; code that needs what a part computes calls
+the part (evaluate() calls masked_loss), so blanking the part blanks every copy of it.
 
-The exercises (EXERCISES) are written once, here: the handout's README and this repository's
-documents render them (exercise_list(), the block `<!-- exercises -->` of report.py's templates),
-each with the time its measurement took in the answer key's run. The answer key (`answers`) is
-the teaching assistant's and never goes into the handout: for each exercise it
-runs the exercise's own commands (three seeds wherever settings are compared), records them, and
-writes the numbers, the settings they depend on, a figure and the reasoning a good answer gives
-into DIR/ANSWERS.md. Everything a run leaves stays in DIR. It resumes: a finished exercise (its
-DIR/ex<N>.md) is not run again, a finished run not trained again, and a run stopped by Ctrl-C
-continues from the state it saved (DIR/resume/). `--from results/answers` renders the key from
-the committed records instead, training nothing (answer_key_text returns that text).
+The exercises (EXERCISES) are written once, here, and rendered in the handout's README and this
+repository's documents (exercise_list()). The answer key (`answers`, the TA's, never handed out)
+runs each exercise's own commands (three seeds wherever settings are compared) and writes the
+numbers, a figure and the reasoning a good answer gives into DIR/ANSWERS.md. It resumes: a
+finished exercise (DIR/ex<N>.md) is not run again, a finished run not trained again, and a run
+stopped by Ctrl-C continues from its saved state (DIR/resume/).
 
-Sections: the tables | finding and blanking a part | the handout | grading | the answer key |
-command line. Handing out and grading need only the standard library (pytest runs the tests in
-a subprocess); the answer key imports mixit.py, torch and matplotlib when it runs.
+Handing out and grading need only the standard library (pytest runs in a subprocess); the
+answer key imports mixit.py, torch and matplotlib when it runs.
 """
 
 import argparse
@@ -91,10 +73,8 @@ GRADE_TIMEOUT_S = 600  # an endless loop in a student's code must not hang the g
 KEEP = ".grades"  # where a class's grades are kept as they are made, without --feedback
 
 # part: (points, the exercises it prepares, {test that grades it: its weight}). Each test is a
-# full node id of TEST_FILE, one per parameter, so a part counts the same tests on every run;
-# each checks one thing, and weighs what that thing is worth to the part (earned). Each part's
-# tests exercise that part alone: they build their modules directly and stand in for any other
-# part they would call, so a blanked part fails its own tests and no other's.
+# full node id of TEST_FILE, one per parameter, and exercises that part alone (standing in for
+# any other part it would call), so a blanked part fails its own tests and no other's.
 GRADING = {
     "mixing_matrices": (15, "exercises 2 and 6: MixiT's fixed map, its heads of different "
                             "strengths", {
@@ -182,16 +162,11 @@ HAND_IN = {
 DEFAULT_PARTS = ["mixing_matrices", "MixingAttention.forward", "apply_rotary",
                  "CausalSelfAttention.forward", "freeze", "masked_loss", "sample_hop"]
 
-# The exercises the parts prepare, written once: the handout's README and this repository's
-# README render them (exercise_list), and `answers` measures each (ANSWERS, below) by running
-# these very commands: each `python mixit.py` command here is the one source of its exercise's
-# settings. A word in capitals (N, W, S, H, X, YOURS) is the value the student chooses; the key
-# puts its sweep there (mixit_args), adds only --seed, --tag, --out, --resume (and, for exercise
-# 2, --save), which change no number, and leaves every setting the command does not give at
-# mixit.py's default. Each command states --dtype float32, so that every CPU computes alike, and
-# its steps, width and task size, chosen so that the whole key fits a 2-core CPU (results/
-# answers/times.json keeps each exercise's wall time and the machine's load then).
-# Every command runs in the handout itself (python mixit.py --help lists every flag).
+# The exercises the parts prepare. `answers` measures each (ANSWERS, below) by running these
+# very commands: each is the one source of its exercise's settings. A word in capitals (N, W, S,
+# H, X, YOURS) is the value the student chooses; the key puts its sweep there (mixit_args) and
+# adds only flags that change no number. Each command states --dtype float32, so that every CPU
+# computes alike, and settings small enough that the whole key fits a 2-core CPU.
 Exercise = collections.namedtuple("Exercise", "question commands hand_in")
 F32 = "--dtype float32"
 EXERCISES = [
@@ -245,15 +220,13 @@ EXERCISES = [
               f"{F32}",),
              "the ranking with each variant's validation loss (nats/byte) and bits per byte"),
 ]
-# What each exercise took in the answer key's run on a 2-core CPU (homework.py answers): read
-# when the lists are rendered
+# What each exercise took in the answer key's run on a 2-core CPU
 TIMES = os.path.join(HERE, "results", "answers", "times.json")
 
 
 def exercise_list(times=TIMES):
-    """The exercises as Markdown, numbered: question, command, what to hand in, and (Time: ...)
-    the time the answer key's measurement of it took (every setting, three seeds) on a 2-core
-    CPU."""
+    """The exercises as Markdown, numbered: question, command, what to hand in, and the time
+    the answer key's measurement of it took."""
     took = json.load(open(times)) if os.path.exists(times) else {}
     items = []
     for i, ex in enumerate(EXERCISES, 1):
@@ -277,8 +250,7 @@ class HomeworkError(Exception):
 
 @functools.lru_cache(maxsize=8)
 def parsed(source):
-    """ast.parse(source), once per text: a handout reads each file's parts several times, and
-    test_mixit.py's 4,000 lines take a tenth of a second to parse."""
+    """ast.parse(source), once per text: test_mixit.py takes a tenth of a second to parse."""
     return ast.parse(source)
 
 
@@ -304,12 +276,8 @@ def stub(part):
 
 def blank(source, parts):
     """The source with each named part's body replaced by stub(part); its decorators, signature
-    and docstring are kept, and so is every other line of the file.
-
-    The body is cut by line: from the line after the docstring (or the body's first line, where
-    there is no docstring) to the function's last line, so that the comments inside the body,
-    which explain the solution, go with it. A body that starts on the `def` line itself
-    (`def f(x): return x`) is cut from its first statement instead."""
+    and docstring are kept, and so is every other line of the file. The body is cut by line,
+    after the docstring, so that the comments inside it, which explain the solution, go too."""
     lines = source.splitlines(keepends=True)
     found = find_parts(source)
     # from the bottom of the file up, so that the line numbers of the parts above stay right
@@ -350,8 +318,8 @@ def defined_tests(kit, name):
 
 
 def check_parts(parts, kit=HERE):
-    """Refuse, in one line, a part that is not a function of SOURCES or that no test grades.
-    Returns {part: its file}."""
+    """Refuse a part that is not a function of SOURCES or that no test grades. Returns {part:
+    its file}."""
     known = all_parts(kit)
     gradable = [p for p in known if p in GRADING]
     unknown = [p for p in parts if p not in known]
@@ -373,16 +341,10 @@ def check_parts(parts, kit=HERE):
 
 
 def keyword(part):
-    """The name that the public tests of a part start with, after test_, and that `pytest -k`
-    picks them by: MixingAttention.forward -> mixing_attention, sample_hop -> sample_hop."""
+    """The name that the public tests of a part start with, after test_ (`pytest -k`):
+    MixingAttention.forward -> mixing_attention, sample_hop -> sample_hop."""
     name = part[:-len(".forward")] if part.endswith(".forward") else part
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().replace(".", "_")
-
-
-def public_tests(kit=HERE):
-    """{part: the names of its public tests}, for every part of GRADING."""
-    names = defined_tests(kit, PUBLIC_TESTS)
-    return {part: [n for n in names if n.startswith(f"test_{keyword(part)}_")] for part in GRADING}
 
 
 PUBLIC_COMMAND = f"python -m pytest -q --tb=short {PUBLIC_TESTS}"  # the student's test command
@@ -390,9 +352,8 @@ PUBLIC_COMMAND = f"python -m pytest -q --tb=short {PUBLIC_TESTS}"  # the student
 
 def readme(parts, kit=HERE):
     """The handout's README.md: the assignment. It names only files that the handout holds."""
-    where, found = all_parts(kit), {}
-    for name in SOURCES:
-        found.update(find_parts(read(kit, name)))
+    where = all_parts(kit)
+    found = {p: node for name in SOURCES for p, node in find_parts(read(kit, name)).items()}
     total = sum(GRADING[p][0] for p in parts)
     count = f"{len(parts)} part" + ("s" if len(parts) > 1 else "")
     rows = []
@@ -465,8 +426,7 @@ every setting with three seeds, took on a 2-core CPU):
 
 
 def handout(dest, parts=None, kit=HERE):
-    """Write a student's copy into dest (new or empty), with parts blanked. Returns the parts,
-    in the order given."""
+    """Write a student's copy into dest (new or empty), with parts blanked. Returns the parts."""
     parts = list(dict.fromkeys(parts or DEFAULT_PARTS))  # in order, each once
     known = check_parts(parts, kit)
     if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
@@ -513,20 +473,17 @@ def syntax_error(folder):
 
 
 def grading_env():
-    """The environment of the grading subprocess: no pytest options or plugins from outside."""
+    """No pytest options or plugins from outside."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def run_tests(folder, nodes, scratch, timeout=GRADE_TIMEOUT_S):
-    """Run the tests `nodes` (names in TEST_FILE) in folder, in one pytest subprocess whose
-    working folder and rootdir it is, under the pytest.ini there. Returns ({node: None if it
-    passed, else the lines that say where and why it failed}, why the sources do not import or
-    None). A node that did not run gets the reason."""
+    """Run the tests `nodes` (names in TEST_FILE) in folder, in one pytest subprocess, under the
+    pytest.ini there. Returns ({node: None if it passed, else the lines that say where and why
+    it failed, or why it did not run}, why the sources do not import or None)."""
     report = os.path.join(scratch, "report.xml")
-    # --tb=native: Python's own traceback, which still carries pytest's explanation of a failed
-    # assert; --tb=short parses test_mixit.py again for every frame of every failure, seconds
-    # when a whole part fails
+    # --tb=native: --tb=short parses test_mixit.py again for every frame of every failure
     cmd = [sys.executable, "-m", "pytest", "-q", "--tb=native", "-p", "no:cacheprovider",
            "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder,
            f"--junitxml={report}", f"--basetemp={os.path.join(scratch, 'tmp')}",
@@ -577,8 +534,7 @@ def traceback_of(text, folder):
 
 def read_report(path, folder):
     """pytest's JUnit XML report of a run in folder -> ({test name: None if it passed, else
-    where and why it failed}, why the sources do not import or None). A skipped test did not
-    pass."""
+    where and why it failed (skipped: failed)}, why the sources do not import or None)."""
     results, broken = {}, None
     for case in ET.parse(path).getroot().iter("testcase"):
         problem = next((c for c in case if c.tag in ("failure", "error", "skipped")), None)
@@ -610,10 +566,9 @@ def where_and_why(name, frames, error):
 
 
 def only_tests(source, nodes):
-    """The test file's source with only the tests of `nodes`: every other test function, with
-    its decorators, becomes blank lines, so that each line keeps its number (the feedback cites
-    them). pytest rewrites the asserts of every test in a file it imports, at a price per test:
-    blanking the tests that grade nothing keeps each submission's grading short."""
+    """The test file's source with only the tests of `nodes`, every other test function blank
+    lines (each line keeps its number, which the feedback cites): pytest rewrites the asserts
+    of every test it imports, at a price per test."""
     keep, lines = {node.split("[")[0] for node in nodes}, source.splitlines(keepends=True)
     for node in parsed(source).body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and node.name not in keep:
@@ -625,8 +580,7 @@ def only_tests(source, nodes):
 def grade(submission, parts, kit=HERE, timeout=GRADE_TIMEOUT_S):
     """Grade one submission on parts. Returns a dict: submission; rows [(part, tests passed,
     tests, points earned, points)], or None when it is not a handout; failures [(test, lines)];
-    problem, one line or None. A part earns what `earned` gives for the tests it passed; a
-    submission whose sources do not import earns nothing."""
+    problem, one line or None (sources that do not import earn nothing)."""
     problem = not_a_handout(submission)
     if problem:
         return {"submission": submission, "rows": None, "failures": [], "problem": problem}
@@ -672,8 +626,7 @@ def earned(part, passed):
 
 
 def report(marks):
-    """One submission's marks as text: a line per part, the total, then every failed test by
-    its full name, where it failed and the values it compared."""
+    """One submission's marks as text: a line per part, the total, then every failed test."""
     if marks["rows"] is None:
         return f"not graded: {marks['problem']}\n"
     lines = [f"{marks['submission']}: mixit.py and tasks.py, graded by the course's tests"]
@@ -697,8 +650,7 @@ def total(marks):
 
 
 def write_csv(out, parts, all_marks):
-    """One row per submission: its name, each part's points, the total, and why it was not
-    graded or scored 0 (empty if it imported)."""
+    """One row per submission: its name, each part's points, the total, and any problem."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["submission", *parts, "total", "problem"])
     for marks in all_marks:
@@ -724,9 +676,7 @@ def feedback_name(submission, taken):
 # -----------------------------------------------------------------------------
 # The answer key (the teaching assistant's; never in the handout): each exercise measured
 
-# Every run of the key is an exercise's command (EXERCISES), with the bookkeeping flags below.
-# --smoke cuts every run to 2 steps and every sweep to its ends, one seed: for the tests, not
-# for reading.
+# --smoke: every run 2 steps, every sweep its ends, one seed (for the tests)
 SMOKE = ["--steps", "2", "--warmup", "1", "--eval_size", "64", "--eval_interval", "1"]
 JOBS = 2  # runs at once: one per core of a 2-core laptop
 # a run of the key: python mixit.py with the worked example's tasks (exercise 4) added to tasks.py's
@@ -734,8 +684,7 @@ RUN = ("import sys\ntry:\n    import homework, mixit\nexcept KeyboardInterrupt: 
        "    sys.exit(130)\nhomework.register_pointer_tasks()\nmixit.main(sys.argv[1:])")
 KEY_TITLE = "# Answer key (the teaching assistant's copy; do not hand it out)"
 COMMITTED = os.path.join("results", "answers")  # the key's records, in the repository
-# the record's settings that say nothing about the measurement (the key sets them per run, and
-# --compile changes how a step is launched, not what it computes)
+# the record's settings that say nothing about the measurement
 BOOKKEEPING = ("seed", "out", "tag", "resume", "save", "examples", "log_interval", "compile")
 
 
@@ -764,17 +713,15 @@ class Stopped(Exception):
     """A run of the key ended by a signal (Ctrl-C): its state is saved, the key stops."""
 
 
-# Ctrl-C: the runs of the key and the graders' pytest are started in a session of their own, so
-# that a terminal's Ctrl-C reaches this process alone; it then asks each of them to stop, once
-# (stop_children), and waits for them: a run of mixit.py saves its state at its next step.
+# Ctrl-C: the key's runs and the graders' pytest start in a session of their own, so that a
+# terminal's Ctrl-C reaches this process alone, which asks each to stop once (stop_children).
 CHILDREN = set()  # the subprocesses running now
 STOPPING = threading.Event()  # set once Ctrl-C arrived: no new subprocess starts
 SAYING = threading.Lock()  # the key's runs report from several threads: one whole line at a time
 
 
 def say(line):
-    """Print one line whole: print() writes the text and its newline apart, so two threads'
-    lines could interleave."""
+    """Print one line whole (print() writes the text and its newline apart: threads)."""
     with SAYING:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
@@ -790,9 +737,8 @@ def start(cmd, **kw):
 
 
 def stop_children(grace=30):
-    """Ask every subprocess still running to stop: SIGINT, then after 5 s SIGTERM (a process
-    still starting up may not listen to SIGINT yet; mixit.py saves its state on either), and
-    after `grace` s SIGKILL."""
+    """Ask every subprocess still running to stop: SIGINT, then after 5 s SIGTERM (one still
+    starting may not listen to SIGINT yet), and after `grace` s SIGKILL."""
     STOPPING.set()
     for sig, wait in ((signal.SIGINT, 5), (signal.SIGTERM, grace), (signal.SIGKILL, None)):
         alive = [p for p in list(CHILDREN) if p.poll() is None]
@@ -806,9 +752,8 @@ def stop_children(grace=30):
 
 @contextlib.contextmanager
 def stop_on_signal():
-    """`with stop_on_signal():` SIGTERM raises KeyboardInterrupt like Ctrl-C, and on either the
-    subprocesses are stopped (stop_children) before it goes on up; a second Ctrl-C while they
-    stop is ignored."""
+    """`with stop_on_signal():` SIGTERM acts as Ctrl-C, and on either the subprocesses are
+    stopped before it goes on up; a second Ctrl-C while they stop is ignored."""
     def interrupt(signum, frame):
         raise KeyboardInterrupt
     old = signal.signal(signal.SIGTERM, interrupt)
@@ -828,8 +773,8 @@ def stop_on_signal():
 
 
 def run_all(jobs, work, n=JOBS):
-    """work(job) for each job, n at a time in threads (each waits on its subprocess); the first
-    exception (Ctrl-C, a run that failed) cancels the jobs not started and goes on up."""
+    """work(job) for each job, n at a time in threads; the first exception cancels the jobs not
+    started and goes on up."""
     pool = concurrent.futures.ThreadPoolExecutor(n)
     futures = [pool.submit(work, job) for job in jobs]
     try:
@@ -844,11 +789,10 @@ def run_all(jobs, work, n=JOBS):
 
 
 class Key:
-    """The runs of an answer key in one folder: records.jsonl (a record per run, mixit.py's),
-    logs/ (each run's printout), resume/ (an interrupted run's state, until it finishes),
-    ckpt/ (exercise 2's checkpoints), ex<N>.md (a finished exercise's section), times.json.
-    With `source` (--from), the records are read from source and nothing is trained; with
-    draw=False its figures are not saved (their links are still written)."""
+    """The runs of an answer key in one folder: records.jsonl, logs/ (each run's printout),
+    resume/ (an unfinished run's state), ckpt/ (exercise 2's checkpoints), ex<N>.md (a finished
+    exercise's section), times.json. With `source` (--from), the records are read from source
+    and nothing is trained; with draw=False figures are not saved (their links are written)."""
 
     def __init__(self, folder, smoke=False, source=None, draw=True):
         self.dir, self.smoke, self.source, self.draw = folder, smoke, source, draw
@@ -877,10 +821,8 @@ class Key:
                             f"python homework.py answers DIR (without --from) trains it")
 
     def cells(self, settings):
-        """{tag: args} -> {tag: its records, a seed each}. Every run tag/s<seed> (python mixit.py
-        args --seed <seed>) that the records do not hold yet is trained: JOBS at a time, each in
-        a process of its own with one thread, as run_all.sh runs them. An interrupted run
-        continues from its saved state."""
+        """{tag: args} -> {tag: its records, a seed each}. Every run tag/s<seed> that the records
+        do not hold yet is trained: JOBS at a time, each a process with one thread."""
         todo, done = [], self.done()
         for tag, args in settings.items():
             for s in self.seeds:
@@ -902,7 +844,7 @@ class Key:
 
     def train(self, job):
         """One run, its printout added to logs/; a run that fails stops the key, naming its log;
-        one stopped by a signal raises Stopped (its state is in resume/)."""
+        one stopped by a signal raises Stopped."""
         tag, args = job
         state = self.state(tag)
         argv = args + (SMOKE if self.smoke else []) + ["--out", self.records, "--tag", tag,
@@ -953,7 +895,7 @@ class Key:
     def figure(self, name):
         """Save the current matplotlib figure as DIR/name; returns its Markdown."""
         import matplotlib.pyplot as plt
-        if self.draw:  # (answer_key_text wants the text alone: a PNG costs a second to lay out)
+        if self.draw:  # (the tests want the text alone: a PNG costs a second to lay out)
             plt.gcf().tight_layout()
             plt.savefig(os.path.join(self.dir, name), dpi=100, bbox_inches="tight")
         plt.close("all")
@@ -969,8 +911,8 @@ def atomic_write(path, text):
 
 
 def settings_line(runs):
-    """The settings a hand-in depends on, as the records of `runs` hold them (the values that
-    differ between the runs joined by /): task size, width, depth, heads, dtype, steps, ..."""
+    """The settings a hand-in depends on, as the records of `runs` hold them (values that
+    differ joined by /)."""
     def each(get):
         values = []
         for r in runs:
@@ -997,8 +939,7 @@ def final_of(runs, key="acc"):
 
 def compared(a, b, accuracies=True):
     """How cell a (values over seeds) stands to cell b, by records.differ: 'above', 'below' or
-    'within the spread of'; for accuracies, no verdict where either cell's seeds lie more than
-    10 points apart (records.unstable, the tables' †)."""
+    'within the spread of'; for accuracies, no verdict on an unstable cell (the tables' †)."""
     from records import differ, mean_std, unstable
     if accuracies and (unstable(a) or unstable(b)):  # a fact about the seeds, not a verdict
         side = "below" if max(a) < min(b) else "above" if min(a) > max(b) else None
@@ -1023,15 +964,20 @@ def table(header, rows):
     return md(header, rows)
 
 
-def curves(ax, runs, label, color):
-    """Mean test accuracy (%) over seeds against the step, the seeds' spread shaded."""
+def curves(cells, ylabel, **legend):
+    """{label: runs}: a line each, the mean test accuracy (%) over seeds against the step, the
+    seeds' spread shaded."""
     from records import mean_std
-    steps = [h["step"] for h in runs[0]["history"]]
-    acc = [[100 * r["history"][i]["acc"] for r in runs] for i in range(len(steps))]
-    m, sd = zip(*(mean_std(a) for a in acc))
-    ax.plot(steps, m, color=color, label=f"{label} (n={len(runs)})")
-    ax.fill_between(steps, [a - b for a, b in zip(m, sd)], [a + b for a, b in zip(m, sd)],
-                    color=color, alpha=0.2)
+    plt = pyplot()
+    for i, (label, runs) in enumerate(cells.items()):
+        steps = [h["step"] for h in runs[0]["history"]]
+        acc = [[100 * r["history"][j]["acc"] for r in runs] for j in range(len(steps))]
+        m, sd = zip(*(mean_std(a) for a in acc))
+        plt.plot(steps, m, color=f"C{i}", label=f"{label} (n={len(runs)})")
+        plt.fill_between(steps, [a - b for a, b in zip(m, sd)], [a + b for a, b in zip(m, sd)],
+                         color=f"C{i}", alpha=0.2)
+    plt.gca().set(xlabel="step", ylabel=ylabel)
+    plt.legend(**legend)
 
 
 def answer_1(key):
@@ -1039,11 +985,7 @@ def answer_1(key):
     runs = key.cells({"ex1/copy/frozen_qk": mixit_args(runs_command(1, 1)),
                       "ex1/copy/frozen_qk+vo": mixit_args(runs_command(1, 0))})
     qk, vo = runs.values()
-    plt = pyplot()
-    for i, (t, rs) in enumerate(runs.items()):
-        curves(plt.gca(), rs, t.split("/")[-1], f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="copy test accuracy (%)")
-    plt.legend()
+    curves({t.split("/")[-1]: rs for t, rs in runs.items()}, "copy test accuracy (%)")
     rows = [[f"`{t}`", f"{rs[0]['n_trainable']:,}", f"{rs[0]['n_frozen']:,}", shown(final_of(rs)),
              shown(final_of(rs, "exact"))] for t, rs in runs.items()]
     word = compared(final_of(vo), final_of(qk))
@@ -1255,11 +1197,7 @@ def answer_4(key):
                        for t in ("first", "pointer") for j, v in enumerate(("standard", "mixit"))})
     runs = {(t, v): cells[f"ex4/{t}/{v}"] for t in ("first", "pointer")
             for v in ("standard", "mixit")}
-    plt = pyplot()
-    for i, (t, v) in enumerate(runs):
-        curves(plt.gca(), runs[t, v], f"{t}, {v}", f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="test accuracy (%)")
-    plt.legend(fontsize=7)
+    curves({f"{t}, {v}": rs for (t, v), rs in runs.items()}, "test accuracy (%)", fontsize=7)
     rows = [[t, shown(final_of(runs[t, "standard"])), shown(final_of(runs[t, "mixit"]))]
             for t in ("first", "pointer")]
     tags = [f"ex4/{t}/{v}" for t, v in runs]
@@ -1364,11 +1302,7 @@ def answer_6(key):
     heads = key.sweep([1, 4, 16, 64])
     cells = key.cells({f"ex6/add/heads{h}": mixit_args(runs_command(6), H=h) for h in heads})
     runs = {h: cells[f"ex6/add/heads{h}"] for h in heads}
-    plt = pyplot()
-    for i, h in enumerate(heads):
-        curves(plt.gca(), runs[h], f"{h} heads", f"C{i}")
-    plt.gca().set(xlabel="step", ylabel="add test accuracy (%)")
-    plt.legend()
+    curves({f"{h} heads": runs[h] for h in heads}, "add test accuracy (%)")
     mid = len(runs[heads[0]][0]["history"]) // 2
     rows = [[str(h), shown([r["history"][mid]["acc"] for r in runs[h]]), shown(final_of(runs[h]))]
             for h in heads]
@@ -1459,7 +1393,7 @@ def answer_8(key):
     variants = ("standard", "frozen_qk", "frozen_mlp", "mixit", "random")
     cells = key.cells({f"ex8/lm/{v}": mixit_args(runs_command(8), X=v) for v in variants})
     runs = {v: cells[f"ex8/lm/{v}"] for v in variants}
-    from records import mean_std
+    from records import differ, mean_std
     order = sorted(variants, key=lambda v: mean_std(final_of(runs[v], "loss"))[0])
     plt = pyplot()
     for i, v in enumerate(variants):
@@ -1474,8 +1408,6 @@ def answer_8(key):
     loss = {v: final_of(runs[v], "loss") for v in variants}
     gap = {v: mean_std(loss[v])[0] - mean_std(loss["standard"])[0] for v in ("frozen_qk", "mixit")}
     closer = "Standard" if abs(gap["frozen_qk"]) < abs(gap["mixit"] - gap["frozen_qk"]) else "MixiT"
-
-    from records import differ
     ties = ", ".join(f"{a} and {b}" for a, b in zip(order, order[1:])
                      if not differ(loss[a], loss[b])) or "none"
 
@@ -1506,12 +1438,10 @@ ANSWERS = [answer_1, answer_2, answer_3, answer_4, answer_5, answer_6, answer_7,
 
 
 def answers(folder, smoke=False, source=None, draw=True):
-    """Run every exercise's measurement that has not finished (a finished one has its ex<N>.md)
-    and write folder/ANSWERS.md. Returns its path. With `source`, a folder of records (--from
-    results/answers): train nothing, render every section from source's records into folder.
-    draw=False writes the text alone (its figures' links, no PNG).
-    Ctrl-C (KeyboardInterrupt) goes on up once the runs have saved their state (Key.cells); the
-    stopped sitting's time is kept (times.json, stopped_s) and counts in the exercise's time."""
+    """Run every exercise's measurement that has not finished (it has no ex<N>.md) and write
+    folder/ANSWERS.md. Returns its path. With `source`, a folder of records (--from): train
+    nothing, render every section from source's records. draw=False: no PNG. A sitting stopped
+    by Ctrl-C keeps its time (times.json, stopped_s), which counts in the exercise's time."""
     import time
     key = Key(folder, smoke, source, draw)
     times_path = os.path.join(source or folder, "times.json")
@@ -1602,17 +1532,6 @@ an explanation that names its test, or a hypothesis that says so.
     return os.path.join(folder, "ANSWERS.md")
 
 
-def answer_key_text(folder=COMMITTED):
-    """The answer key's Markdown rendered from the records in folder (by default the committed
-    ones, results/answers), training nothing: what `answers DIR --from folder` writes (its
-    figures are not drawn)."""
-    with tempfile.TemporaryDirectory(prefix="answer-key-") as out:
-        with contextlib.redirect_stdout(open(os.devnull, "w")):
-            path = answers(out, source=os.path.join(HERE, folder) if not os.path.isabs(folder)
-                           else folder, draw=False)
-        return read(out, os.path.basename(path))
-
-
 def interrupted_key(folder):
     """The line that says what an interrupted `answers folder` kept, and how to continue."""
     from records import read_records
@@ -1673,8 +1592,7 @@ def parse(argv):
 
 def kept_grade(submission, parts, keep):
     """Where a class grade keeps the marks of `submission` on `parts`: a file in `keep` named by
-    the submission's path, its graded files, the parts and the grading tests, so that a change
-    to any of them grades it again. None for a folder that is not a handout."""
+    a hash of all they depend on. None for a folder that is not a handout."""
     import hashlib
     if not_a_handout(submission):
         return None
@@ -1689,8 +1607,7 @@ def kept_grade(submission, parts, keep):
 
 def grade_class(submissions, parts, jobs, keep):
     """Grade each submission, `jobs` at once; with `keep` (a folder), each grade is saved there as
-    soon as it is made and a submission whose graded files, parts and grading tests are those of
-    a kept grade is not graded again. Returns the marks, in the order of submissions."""
+    soon as it is made, and one kept (kept_grade) is not made again. Returns the marks."""
     reused = []
 
     def one(submission):

@@ -1,10 +1,8 @@
 """
 The machinery around a run of mixit.py, kept out of it so that the tutorial reads as the paper:
-which device and dtype, checkpoints and run records, the state a run saves when it is stopped
-(SIGINT, SIGTERM) so that the same command continues it, the training loop's bookkeeping (the
-batch pool, the clock, the nan check), torch.compile, torchrun's process group, and the
-command-line flags generated from a config dataclass. Nothing here knows the model or the tasks;
-mixit.py imports this file, and this file imports nothing of the project but tasks.UsageError.
+device and dtype, checkpoints and run records, stopping and resuming, the training loop's
+bookkeeping, torch.compile, torchrun, and the flags generated from a config dataclass. Nothing
+here knows the model or the tasks.
 """
 
 import argparse
@@ -89,12 +87,9 @@ def compiled(model, cfg, device, world=1):
     if not on_cuda and not c_compiler():
         raise UsageError("--compile true off CUDA needs a C++ compiler (g++, clang++ or $CXX) "
                          "and found none; use --compile auto")
-    # dynamic=False: one graph per input shape (training, evaluation), not a shape-generic one;
-    # cuda_graphs: replay the forward's and the backward's kernels as one CUDA graph each. Our
-    # models are small enough that a step can be bound by kernel launches, not by the matrix
-    # units, and a graph launches each pass's kernels at once (FINDINGS, Efficiency, measures
-    # what that saves). Under torchrun it stays off: DDP's gradient hooks inside a graph have not
-    # been run here. On the CPU compiling fuses the elementwise work of a step into a few loops.
+    # dynamic=False: one graph per input shape (training, evaluation). cuda_graphs: a small
+    # model's step is bound by kernel launches, and a graph launches each pass's kernels at once
+    # (FINDINGS, Efficiency). Off under torchrun: DDP's hooks inside a graph were never tried.
     mode = "reduce-overhead" if cfg.cuda_graphs and on_cuda and world == 1 else "default"
     return torch.compile(model, dynamic=False, mode=mode), sync
 
@@ -302,8 +297,8 @@ def resume_path(cfg):
 
 
 def load_state(cfg):
-    """The training state that a stopped run of these settings saved (resume_path), if there is
-    one, checked against this run; with --restart it is deleted instead, and the run starts over."""
+    """The training state that a stopped run of these settings saved, if any, checked against
+    this run; with --restart it is deleted instead."""
     path = resume_path(cfg)
     if cfg.restart:  # every rank starts over; rank 0 deletes the old state
         if rank_world()[0] == 0 and os.path.isfile(path):
@@ -323,28 +318,6 @@ def load_state(cfg):
         raise UsageError(f"--resume {path} is not the state of a run on {world} process(es): "
                          "--restart deletes it")
     return state
-
-
-def save_state(path, model, cfg, optimizer, gen, **state):
-    """The whole training state: model, AdamW, every random generator, and `state` (step,
-    learning curve, ...). Every rank calls it (their batch generators are gathered); rank 0
-    writes."""
-    rank, world = rank_world()
-    gens = [gen.get_state()]
-    if world > 1:
-        gens = [None] * world
-        dist.all_gather_object(gens, gen.get_state())
-    if rank == 0:
-        save_checkpoint(path, model, cfg, optimizer=optimizer.state_dict(), gens=gens,
-                        cpu_rng=torch.get_rng_state(), **state)
-
-
-def restore_state(state, model, optimizer, gen):
-    """The inverse of save_state for the model, AdamW and the random generators."""
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    gen.set_state(state["gens"][rank_world()[0]])
-    torch.set_rng_state(state["cpu_rng"])
 
 
 # -----------------------------------------------------------------------------
@@ -378,17 +351,13 @@ class BatchPool:
 
 
 class Progress:
-    """How far a training run has come, and all it takes to continue it after a stop: the
-    training loop's bookkeeping, so that mixit.train shows the loop alone.
+    """The training loop's bookkeeping, so that mixit.train shows the loop alone, and all it
+    takes to continue a run after a stop (save, restore: the resumed run ends as an
+    uninterrupted one would).
 
-    start: the step it starts from (0, or where a saved state left off); history: the learning
-    curve (one dict per evaluation); train_s: seconds of training, on a clock that stops while
-    the loop evaluates; batches: the training batches (BatchPool of draw, --data_pool at a time);
-    first_bad: the first step whose loss was nan or inf, or -1, kept on the device and read back
-    only at a log line (watch): a read waits for the GPU. save(path, step) writes all of it with
-    the model, AdamW, the batch generator and the batches drawn but not yet used (--resume);
-    restore(state) continues from it, and the resumed run ends as an uninterrupted one would.
-    sync waits for the device (compiled), so that the clock stops after the steps it counts."""
+    start: the step it starts from; history: the learning curve (one dict per evaluation);
+    train_s: seconds of training, on a clock that stops while the loop evaluates; first_bad: the
+    first step whose loss was nan or inf, or -1, kept on the device (a read waits for the GPU)."""
 
     def __init__(self, cfg, model, optimizer, gen, draw, record, t_run=None, sync=None):
         self.cfg, self.model, self.optimizer, self.gen = cfg, model, optimizer, gen
@@ -402,7 +371,10 @@ class Progress:
 
     def restore(self, state):
         """Continue from the state that save() wrote (load_state checked that it is this run's)."""
-        restore_state(state, self.model, self.optimizer, self.gen)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.gen.set_state(state["gens"][rank_world()[0]])
+        torch.set_rng_state(state["cpu_rng"])
         self.start, self.history, self.train_s = state["step"], state["history"], state["train_s"]
         self.first_bad = torch.tensor(state["first_bad"], device=self.gen.device)
         self.logged = (self.train_s, self.start)
@@ -415,14 +387,23 @@ class Progress:
             "" if self.cfg.resume else ", where this command was stopped (--restart: start over)"))
 
     def save(self, path, step):
-        """The whole training state at `step` (save_state); every rank calls it, rank 0 writes."""
+        """The whole training state at `step`: model, AdamW, every random generator (every
+        rank's batch generator, gathered), the loop's bookkeeping. Every rank calls it, rank 0
+        writes."""
         keep = {k: self.record[k] for k in ("unfrozen_params", "unfrozen_at", "resumed_at")
                 if k in self.record}
         wall_s = self.record.get("wall_s", 0) + time.time() - self.t_run  # every sitting so far
-        save_state(path, self.model, self.cfg, self.optimizer, self.gen, step=step,
-                   history=self.history, train_s=self.train_s, first_bad=int(self.first_bad),
-                   pool=self.batches.pool, pool_used=self.batches.used,
-                   record={**keep, "wall_s": wall_s})
+        rank, world = rank_world()
+        gens = [self.gen.get_state()]
+        if world > 1:
+            gens = [None] * world
+            dist.all_gather_object(gens, self.gen.get_state())
+        if rank == 0:
+            save_checkpoint(path, self.model, self.cfg, optimizer=self.optimizer.state_dict(),
+                            gens=gens, cpu_rng=torch.get_rng_state(), step=step,
+                            history=self.history, train_s=self.train_s,
+                            first_bad=int(self.first_bad), pool=self.batches.pool,
+                            pool_used=self.batches.used, record={**keep, "wall_s": wall_s})
 
     def steps(self):
         """The steps to run, start to cfg.steps, with the clock going. A signal (SIGINT,
@@ -436,8 +417,8 @@ class Progress:
             yield step
 
     def evaluates(self, step):
-        """Is `step` one to evaluate (every --eval_interval, the last, --save_steps) and not yet
-        evaluated (a state saved after an evaluation resumes past it)? If so the clock stops."""
+        """Is `step` one to evaluate and not yet evaluated (a state saved after an evaluation
+        resumes past it)? If so the clock stops."""
         due = step % self.cfg.eval_interval == 0 or step == self.cfg.steps or step in self.snapshots
         if not due or (self.history and self.history[-1]["step"] == step):
             return False
@@ -453,9 +434,8 @@ class Progress:
             save_checkpoint(snapshot_path(self.cfg.save, step), self.model, self.cfg)
 
     def stops(self, step, reason):
-        """After an evaluation: stop at the last step or for `reason` (the stopping rule's, the
-        same on every rank), saying why; else save the state (--resume: a run killed outright
-        continues from here) and start the clock again."""
+        """After an evaluation: stop at the last step or for `reason`, saying why; else save the
+        state (--resume: a run killed outright continues from here) and restart the clock."""
         if reason or step == self.cfg.steps:
             self.record["stop"] = {"reason": reason or "reached --steps", "step": step}
             print(f"step {step:5d} | stop: {self.record['stop']['reason']}")
@@ -476,7 +456,7 @@ class Progress:
 
     def finish(self):
         """The learning curve, once the loop is done; the record gets train_s, ms_per_step and,
-        under torchrun, every rank's parameter sum (equal sums: the replicas ended identical)."""
+        under torchrun, every rank's parameter sum (equal sums: identical replicas)."""
         self.record["train_s"] = round(self.train_s, 2)
         steps = max(1, self.record["stop"]["step"])  # the steps trained, in every sitting
         self.record["ms_per_step"] = round(1000 * self.train_s / steps, 2)
@@ -499,9 +479,8 @@ class Progress:
         return 1000 * (self.train_s - then) / (step - at)
 
     def watch(self, step, loss):
-        """Remember the first step whose loss is nan or inf, on the device (no host sync); at a
-        log line and at the last step read it back (a host sync), and if there was one, stop the
-        run with a one-line error that names it."""
+        """Remember the first step whose loss is nan or inf on the device; read it back (a host
+        sync) only at a log line and at the last step, and stop the run if there was one."""
         bad = (self.first_bad < 0) & ~loss.isfinite()
         self.first_bad = torch.where(bad, step, self.first_bad)
         log_line = (step + 1) % self.cfg.log_interval == 0 or step + 1 == self.cfg.steps
@@ -513,9 +492,8 @@ class Progress:
 
 def wall_times(record, t_run):
     """A run's wall time into its record: sitting_s, this sitting's (since t_run), and wall_s,
-    every sitting's (a resumed run's record came with the earlier ones' wall_s, Progress.restore).
-    Returns them in words for the run's last line: "526s", or after a resumption "526s this
-    sitting, 1216s in all (2 sittings)", where 1216 is the record's wall_s, rounded."""
+    every sitting's. Returns them in words: "526s", or "526s this sitting, 1216s in all (2
+    sittings)"."""
     record["sitting_s"] = round(time.time() - t_run, 2)
     record["wall_s"] = round(record.get("wall_s", 0) + record["sitting_s"], 2)
     sittings = len(record.get("resumed_at", [])) + 1

@@ -1066,6 +1066,28 @@ def yelp_caption(cells):
             "change Yelp)." + how)
 
 
+def tuning(cells, rows):
+    """What the lr sweep changed, from claim_rows' rows: the swept cells that moved off the shared
+    lr, with their test score at each, and the claims rows whose verdict differs at the shared lr."""
+    view, chosen = tuned_view(cells)
+    if not chosen:
+        return "**What tuning changed**: the learning-rate sweep has not run at this scale."
+    moved = [f"`{c}` to {lr_text(pick[0])} (test {stat(final(view, c))} there, "
+             f"{stat(final(cells, c))} at {lr_text(shared_lr(cells, c))})"
+             for c, pick in chosen.items() if pick and pick[1] != "shared"]
+    waiting = [f"`{c}`" for c, pick in chosen.items() if not pick]
+    flips = [f"{r[0].split('.')[0]} ({r[6]} at the shared lr, {r[3]} tuned)"
+             for r in rows if r[3] != r[6] and NOT_RUN not in (r[3], r[6])]
+    return (f"**What tuning changed**: of the {len(chosen)} swept cells, "
+            + (f"{len(moved)} moved off the shared lr: {'; '.join(moved)}" if moved
+               else "none moved off the shared lr")
+            + (f"; {len(waiting)} still {'waits' if len(waiting) == 1 else 'wait'} for runs: "
+               f"{', '.join(waiting)}" if waiting else "")
+            + ". Claims rows whose verdict, decided both ways, differs from the one at the shared "
+              "lr: "
+            + ("; ".join(flips) if flips else "none") + ".")
+
+
 def sweep_rows(cells):
     """Table 14: each swept cell's validation score by lr, the lr chosen, and its test scores."""
     view, chosen = tuned_view(cells)
@@ -1451,7 +1473,8 @@ def render_scale(scale, draw=True, recompute_init=False):
         out[FIGURES] = figure_index(drawn)
     # the blocks: whole parts (README: the verdicts), or one table where the text needs it
     # (pieces), with each claim's verdict sentence
-    blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md}
+    blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md,
+              "tuning": tuning(cells, rows[1])}
     if scale == "quick":  # (both scales' verdicts)
         paper = scale_cells("paper")
         paper_n, paper_rows = claim_rows(paper, need=3)

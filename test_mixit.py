@@ -2643,6 +2643,26 @@ def test_the_lr_sweep_chooses_by_validation_and_keeps_the_shared_lr_within_its_s
     assert records.chosen_lr(third, "t1/needle/mixit") == (1e-3, "best")
 
 
+def test_what_tuning_changed_names_the_cells_that_moved_and_only_verdicts_decided_both_ways():
+    """report.tuning: a cell the sweep moved off its shared lr is named with its test score at
+    each lr; a cell whose choice waits is named as waiting; a claims row whose verdict differs
+    at the shared lr is a flip only where both verdicts are decided (a wait is no flip)."""
+    import report
+    inner = dict(lr3e_4=[(0.20, 0.9), (0.22, 0.9)], lr1e_3=[(0.60, 0.8), (0.64, 0.8)],
+                 lr3e_3=[(0.30, 0.5), (0.34, 0.5)], lr1e_2=[(0.05, 0.5), (0.07, 0.5)])
+    cells = sweep_cells(**inner)
+    row = lambda tuned, shared: ["1. x", "", "", tuned, "", "", shared]  # noqa: E731
+    text = report.tuning(cells, [row("reproduced", "reproduced")])
+    assert "1 moved off the shared lr: `t1/needle/mixit` to 1e-3 (test 80.0" in text
+    assert "50.0 ± 0.0 (n=3) at 3e-3" in text and text.endswith("lr: none.")
+    assert "1 (not reproduced at the shared lr, reproduced tuned)" in report.tuning(
+        cells, [row("reproduced", "not reproduced")])
+    assert report.tuning(cells, [row("not yet run", "reproduced")]).endswith("lr: none.")
+    waiting = sweep_cells(**{k: v for k, v in inner.items() if k != "lr1e_2"})
+    assert "none moved off the shared lr; 1 still waits for runs: `t1/needle/mixit`" in report.tuning(waiting, [])
+    assert "has not run" in report.tuning({"t1/needle/mixit": cells["t1/needle/mixit"]}, [])
+
+
 def test_the_job_list_runs_what_the_lr_sweep_asks_for_and_a_held_out_task_trains_as_its_cell(tmp_path):
     """bench.py --todo keeps of a sweep (records.lr_wanted): the choosing runs of every inner lr
     (modadd's CELL-lr<LR>-val, with --val_size); then the chosen lr's seeds 0-2 of CELL-lr<LR>,

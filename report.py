@@ -582,26 +582,7 @@ def claim_verdicts(rows, scale):
                        for k, lines in by.items())
 
 
-def summary(cells, claims=None):
-    """One line for a document's top (a `<!-- quick-summary -->` block, in the README's
-    folder): which of the paper's claims (1-8) reproduced; the rows that read a claim again (6′, 3ˢ-5ˢ) are listed after them, not counted."""
-    n, rows = claims or claim_rows(cells)
-    by, again = collections.defaultdict(list), []
-    for r in rows:  # (by the verdict's word: 'partly (fails: ...)' counts as partly)
-        number, word = r[0].split(".")[0], r[3].split(" (")[0]
-        if number.isdigit():
-            by[word].append(number)
-        else:
-            again.append(f"{number} {word}")
-    parts = [f"{len(by[w])} {w} ({', '.join(by[w])})" for w in
-             (REPRODUCED, PARTLY, NOT_REPRODUCED, SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN) if w in by]
-    return (f"**What reproduced at CPU scale** ({n} seeds per cell): of the paper's "
-            f"{sum(map(len, by.values()))} claims, {'; '.join(parts)}; read again in another "
-            f"setting: {', '.join(again)}. Each claim's numbers, rule and caveats: "
-            "[results/FINDINGS.md](results/FINDINGS.md).")
-
-
-# Results at a glance (issue 86): what to believe of each claim, and its main caveat, written by
+# Results at a glance: what to believe of each claim, and its main caveat, written by
 # hand for one verdict of one row: (row, verdict as claim_rows gives it) -> (sentence, caveat).
 # A row whose verdict has no sentence written for it shows '–', so a sentence never stands
 # beside a verdict it would contradict. 'partly' is keyed with the tests it names as failing.
@@ -757,7 +738,7 @@ def dtype_check(cells, other, name):
     out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
            f"run_all.sh --quick`, on a CPU with native {name}; no `--claims` runs, so a row "
            f"that reads Table 11 in fp32 reads Table 1 or 3 here), against the published fp32 "
-           f"cells: the fp32 verdicts are the README's (n = {n}).",
+           f"cells: the fp32 verdicts are the claims table's (FINDINGS; n = {n}).",
            table(["claim", f"verdict, fp32 (n={n})", f"verdict, {name}", f"ours, {name}"],
                  [[a[0], a[3], b[3], b[2]] for a, b in zip(rows, rows2)])]
     diffs, compared = [], 0
@@ -1173,10 +1154,10 @@ TABLES = [
           lambda cells: " (`run_all.sh --claims`, memorize n={size:c4/}, width "
           "{width:c4/memorize/standard}): test accuracy (%) of each capacity cell at each budget "
           "tried, each a run of its own with its own cosine schedule; after each doubling, the "
-          "change of the mean over the seeds that ran at both (points; records.paired) and what it "
+          "change of the mean over the seeds that ran at both (points) and what it "
           "did: settled where it moved less than the larger of their std at the two budgets or "
           f"{SETTLED:g} point, noisy where a side is †, moved "
-          "otherwise (records.doubling). A cell is read at the first budget whose doubling "
+          "otherwise. A cell is read at the first budget whose doubling "
           f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again. The "
           "last row applies claim 4's rule (bits per parameter) to the four variants' cells at "
           "each budget (a cell settled below it at its settled budget), where each has at least "
@@ -1473,7 +1454,7 @@ def render_scale(scale, draw=True, recompute_init=False):
         out[FIGURES] = figure_index(drawn)
     # the blocks: whole parts (README: the verdicts), or one table where the text needs it
     # (pieces), with each claim's verdict sentence
-    blocks = {"verdicts": claims, "summary": summary(cells, rows), "tables": md,
+    blocks = {"verdicts": claims, "tables": md,
               "tuning": tuning(cells, rows[1])}
     if scale == "quick":  # (both scales' verdicts)
         paper = scale_cells("paper")

@@ -34,7 +34,7 @@ from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_dept
                      unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
                      ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED,
                      LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move)
-from records import (LR, AT_THRESHOLD, NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED, SEEDS_DISAGREE,
+from records import (LR, NOT_RUN, PARTLY, REPRODUCED, SEEDS_DISAGREE,
                      Tests, all_or_nothing, lr_grid, lr_text, more_solved, shared_lr, solved,
                      tuned_view, CAP)
 

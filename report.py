@@ -501,7 +501,8 @@ def claim_rows(cells, need=1):
     (records.tuned_view), and waits while the sweep has not chosen."""
     tuned, chosen = tuned_view(cells)
     A, shared = Reader(tuned, cells), Reader(cells)
-    seeds = [len(runs) for c, runs in cells.items() if c[:3] in ("t1/", "t2/", "t3/", "t4/")]
+    seeds = [len(runs) for c, runs in cells.items()  # (a sweep's runs at other lrs apart)
+             if c[:3] in ("t1/", "t2/", "t3/", "t4/") and not LR.search(c)]
     n = str(min(seeds, default=0))
     if seeds and min(seeds) != max(seeds):
         n += f" to {max(seeds)}"
@@ -588,7 +589,8 @@ def claim_verdicts(rows, scale):
 # beside a verdict it would contradict. 'partly' is keyed with the tests it names as failing.
 BELIEVE = {
     ("1", REPRODUCED): (
-        "MixiT cannot retrieve: on needle, induction and hop it stays below half of Standard.",
+        "At these sizes MixiT fails retrieval: on needle, induction and hop it stays below half "
+        "of Standard (with two key-value pairs it retrieves in part).",
         "Small tasks (needle-6, induction-12, hop-3); MixiT does copy short strings (row 1c)."),
     ("1c", NOT_RUN): (
         "Nothing yet: the longer copies have not run.",
@@ -597,30 +599,31 @@ BELIEVE = {
         "Frozen random queries and keys are enough to retrieve, and an induction head forms.",
         "Only at the paper's N(0, 1/d) init: at the reference code's 0.02 Frozen-QK fails."),
     ("3", NOT_RUN): (
-        "Nothing yet: the memorization cells are still being doubled.",
-        "Read with 64 heads, as the paper's MixiT has: with 4, MixiT trails on add."),
+        "Not settled: add and modadd match; memorize waits for the doubling of Table 4's cells.",
+        "Read with 64 heads: with 4, MixiT falls far behind Standard on add (Table 3)."),
     ("3ˢ", NOT_RUN): (
-        "Nothing yet: the memorization cells are still being doubled.",
+        "Not settled: memorize waits for the doubling of Table 4's cells.",
         "As claim 3."),
     ("4", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
         "MLPs memorize: Frozen-MLP stores the fewest bits per parameter and MixiT stays within "
-        "the rule's band of Frozen-QK, but Frozen-QK stores as many as Standard, not fewer.",
-        "A table no variant holds whole (width 16); each cell read where one more doubling of "
-        "its steps moved it by about a point or less, not at a ceiling."),
+        "a quarter of Frozen-QK's, but Frozen-QK stores as many as Standard, not fewer.",
+        "Width 16, a table no variant holds whole; which of Standard and Frozen-QK stores more "
+        "depends on the step budget (Table 12's last row)."),
     ("4ˢ", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
         "MixiT as the reference code ships it reads as our MixiT does: the same tests hold "
         "and the same one fails.",
         "As claim 4."),
     ("5", NOT_RUN): (
-        "Nothing yet: the seeds of 4 and 16 heads disagree, and 2 and 8 heads are still "
-        "running.",
+        "Nothing yet: the seeds of 4 and 16 heads disagree, and 2 and 8 heads have not "
+        "finished.",
         "Add-4 at width 64, up to 64 heads; the paper goes to 256 at width 512."),
     ("5ˢ", NOT_RUN): (
         "Nothing yet: as shipped, the seeds of 4, 16 and 64 heads disagree.",
         "As claim 5."),
     ("6", SEEDS_DISAGREE): (
         "Not settled: at 16 layers the seeds of Random and of MixiT each disagree.",
-        "At width 512 Random at the 1/d init solves add at every depth run (paper-scale Table 6)."),
+        "At width 512 Random at the 1/d init solves add at every depth run, its 16-layer cells "
+        "from one or two runs (paper-scale Table 6)."),
     ("6′", SEEDS_DISAGREE): (
         "Not settled: 16-layer MixiT's seeds disagree.",
         "Random at this init is far from solving add-3 already at 2 layers."),
@@ -630,7 +633,7 @@ BELIEVE = {
         "CPU benchmarks at width 128: a frozen W_Q, W_K skips only its weight-gradient matmul."),
     ("8", REPRODUCED): (
         "Frozen-QK's language model comes much closer to Standard's than MixiT's does.",
-        "MixiT barely beats a bigram model and trails the embeddings-only Random (claim 8)."),
+        "MixiT barely beats a bigram model and trails the embeddings-only Random model."),
 }
 
 
@@ -664,8 +667,9 @@ def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
     path: the document it goes into (FINDINGS, whose claims rows follow it, or one that links
     them)."""
     paper = {r[0]: r for r in paper_rows}
-    rows_at = ("below" if path == FINDINGS else "in [results/FINDINGS.md]("
-               + os.path.relpath(FINDINGS, os.path.dirname(path) or ".") + ")")
+    link = os.path.relpath(FINDINGS, os.path.dirname(path) or ".")
+    rows_at = ("below" if path == FINDINGS else f"in [results/FINDINGS.md]({link}), whose "
+               f"[Words used below]({link}#words-used-below) defines †, °, ˢ, ′")
     out = []
     for r in rows:
         number, word = r[0].split(".")[0], r[3].split(" (")[0]
@@ -680,7 +684,7 @@ def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
             f"(n = 1: a single run); the verdict by the rule of its claims row, {rows_at}; the "
             "last two columns are written by hand for that verdict ('–' where the verdict has moved "
             "since they were written).\n\n"
-            + table(["claim", "paper", "ours, CPU (quick)", "ours, GPU (paper scale, width 512)",
+            + table(["claim", "paper", "ours, CPU (quick)", "ours, GPU (paper scale)",
                      "verdict", "verdict at the shared lr", "what to believe", "main caveat"],
                     out))
 
@@ -1050,13 +1054,18 @@ def yelp_caption(cells):
 def tuning(cells, rows):
     """What the lr sweep changed, from claim_rows' rows: the swept cells that moved off the shared
     lr, with their test score at each, and the claims rows whose verdict differs at the shared lr."""
+    def plain(c):  # t1/hop/mixit -> "MixiT on hop"; c3/dyck/mixit-heads64 -> "64-head MixiT on dyck"
+        task, v = c.split("/")[1:3]
+        v, _, extra = v.partition("-")
+        heads = re.match(r"heads(\d+)", extra)
+        return f"{heads[1] + '-head ' if heads else ''}{NAMES.get(v, v)} on {task}"
     view, chosen = tuned_view(cells)
     if not chosen:
         return "**What tuning changed**: the learning-rate sweep has not run at this scale."
-    moved = [f"`{c}` to {lr_text(pick[0])} (test {stat(final(view, c))} there, "
+    moved = [f"{plain(c)} to {lr_text(pick[0])} (test {stat(final(view, c))} there, "
              f"{stat(final(cells, c))} at {lr_text(shared_lr(cells, c))})"
              for c, pick in chosen.items() if pick and pick[1] != "shared"]
-    waiting = [f"`{c}`" for c, pick in chosen.items() if not pick]
+    waiting = [plain(c) for c, pick in chosen.items() if not pick]
     flips = [f"{r[0].split('.')[0]} ({r[6]} at the shared lr, {r[3]} tuned)"
              for r in rows if r[3] != r[6] and NOT_RUN not in (r[3], r[6])]
     return (f"**What tuning changed**: of the {len(chosen)} swept cells, "
@@ -1283,7 +1292,7 @@ PROBES = [
     ("x/claims-3x/c1/copy/mixit", "MixiT's copy seeds still apart: more steps"),
     ("x/claims-4000/c1/copy/mixit", "still apart: Table 11's copy cell gets 8000 steps"),
     ("x/claims-3x/c3/modadd/mixit", "a seed not yet grokked: Table 11's modadd gets 8000"),
-    ("x/needle6-frozen_qk-*", "the reference's Q/K init: lr, steps, width do not lift it"),
+    ("x/needle6-frozen_qk-*", "the reference's Q/K init: in single runs, lr, steps, width do not lift it"),
     ("x/qk125-needle,x/qk25-needle", "the Q/K init scale matters: the default is N(0, 1/d)"),
     ("x/long-dyck6-standard", "the reference's negatives: dyck's interior is shuffled since"),
     ("x/long-mem128-standard", "Table 4 reads a budget: Table 11 asks at width 16"),
@@ -1293,7 +1302,7 @@ PROBES = [
     ("x/add10-w256-mixit64/*", "the paper recipe runs MixiT on add at lr 3e-4"),
     ("x/c6-mixit-w256-L16-lr3e-4", "deep MixiT at a lower lr (seeds 0, 2): a hypothesis"),
     ("x/c6-mixit-heads64-L8-lr1e-3", "8-layer MixiT at Table 5's setting: undecided (†)"),
-    ("x/hop16-L5-w128/*", "16-hop at width 128: the paper recipe runs hop at 3e-4"),
+    ("x/hop16-L5-w128/*", "16-hop at width 128: the paper recipe runs hop at 3e-4 (single runs, under a point apart)"),
     ("x/paper-long/frozen_qk-needle30/*", "Frozen-QK at width 512: retrieval at lr 3e-4"),
     ("x/paper-long/frozen_qk-induction64/*", "the same on induction"),
     ("x/paper-long/frozen_qk-modadd599/*", "modadd-599 needs more steps"),

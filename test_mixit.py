@@ -2649,13 +2649,13 @@ def test_what_tuning_changed_names_the_cells_that_moved_and_only_verdicts_decide
     cells = sweep_cells(**inner)
     row = lambda tuned, shared: ["1. x", "", "", tuned, "", "", shared]  # noqa: E731
     text = report.tuning(cells, [row("reproduced", "reproduced")])
-    assert "1 moved off the shared lr: `t1/needle/mixit` to 1e-3 (test 80.0" in text
+    assert "1 moved off the shared lr: MixiT on needle to 1e-3 (test 80.0" in text
     assert "50.0 ± 0.0 (n=3) at 3e-3" in text and text.endswith("lr: none.")
     assert "1 (not reproduced at the shared lr, reproduced tuned)" in report.tuning(
         cells, [row("reproduced", "not reproduced")])
     assert report.tuning(cells, [row("not yet run", "reproduced")]).endswith("lr: none.")
     waiting = sweep_cells(**{k: v for k, v in inner.items() if k != "lr1e_2"})
-    assert "none moved off the shared lr; 1 still waits for runs: `t1/needle/mixit`" in report.tuning(waiting, [])
+    assert "none moved off the shared lr; 1 still waits for runs: MixiT on needle" in report.tuning(waiting, [])
     assert "has not run" in report.tuning({"t1/needle/mixit": cells["t1/needle/mixit"]}, [])
 
 

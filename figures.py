@@ -376,8 +376,10 @@ def plot_lr_sweep(cells, scale):
     fig, axes = plt.subplots(1, len(by_task), figsize=(3.3 * len(by_task), 3.4), squeeze=False)
     for ax, (task, bases) in zip(axes[0], sorted(by_task.items())):
         lm = task == "lm"
-        for i, base in enumerate(bases):
-            grid, color = lr_grid(cells, base), f"C{i}"
+        for base in bases:  # a variant keeps its colour in every panel
+            variant = base.split("/")[2].split("-")[0]
+            grid = lr_grid(cells, base)
+            color = f"C{['standard', 'frozen_qk', 'mixit', 'frozen_mlp', 'random'].index(variant)}"
             seeds = [[-x if lm else 100 * x for x in v] for v in grid.values()]
             label = base.split("/", 1)[1].replace(f"{task}/", "")
             means = seeds_and_spread(ax, list(grid), seeds, color, with_n(label, [len(x) for x in seeds]))

@@ -151,7 +151,8 @@ def first_at(run, target):
 
 def config_of(cells, prefix, key="task_size"):
     """A setting of the runs under `prefix` (their task size, by default); '?' if none ran."""
-    return next((runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix)), "?")
+    return next((runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix) and runs),
+                "?")
 
 # -----------------------------------------------------------------------------
 # A cell's seeds as text, and the rules that compare two cells

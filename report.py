@@ -512,10 +512,12 @@ def claim_rows(cells, need=1):
         n_read = {len(A.runs(c)) for c in reads}  # where the cells it reads have another n
         if n != "0" and n_read - {int(n.split()[0])} and f"{min(n_read)} to {max(n_read)}" != n:
             ours += f" (n = {min(n_read)}" + f" to {max(n_read)}" * (len(n_read) > 1) + ")"
-        waiting = [c for c in reads if c in chosen and not chosen[c]]
+        _, tests_shared, partly_shared, _, reads_shared = judge(shared)
+        # a cell's sweep, or its ladder's at one of its budgets, that has not chosen
+        bases = {STEPS.sub("", c) for c in reads + reads_shared}
+        waiting = [c for c, pick in chosen.items() if not pick and STEPS.sub("", c) in bases]
         if waiting:
             ours += f" (lr sweep not finished: {', '.join(waiting)})"
-        _, tests_shared, partly_shared, _, reads_shared = judge(shared)
         rows.append([claim, paper_, ours, verdict(tests, partly, reads, A, rule, need), rule, where,
                      verdict(tests_shared, partly_shared, reads_shared, shared, rule, need)])
     return n, rows

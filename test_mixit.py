@@ -2838,6 +2838,40 @@ def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict(
     assert row[12000] == row[24000] == "waits for seeds"
 
 
+def test_claim_4_waits_while_a_ladders_lr_grid_has_not_chosen_and_reads_on_once_it_has():
+    """Claim 4's lr grid runs at one budget of each ladder (CELL-steps<N>-lr<LR>). While a
+    variant's grid waits for a run (its best inner lr at the grid's edge, the edge not run), that
+    variant's ladder is not read: the row is 'not yet run' and names the grid it waits for; once
+    the grid keeps the shared lr the row reads the ladders as before."""
+    import records
+    import report
+    flat = dict(s6000=[0.30, 0.31, 0.30, 0.30, 0.31], s12000=[0.305, 0.31, 0.30])
+    mixit = dict(s6000=[0.20, 0.21, 0.20, 0.20, 0.21], s12000=[0.205, 0.21, 0.20])
+    cells = capacity_cells({"standard": flat, "frozen_qk": flat, "mixit": mixit, "frozen_mlp": flat})
+    base = "c4/memorize/frozen_qk-steps12000"
+    grid = lambda **accs: {f"{base}-{k.replace('_', '-')}": [  # noqa: E731
+        {"config": {"tag": f"{base}-{k.replace('_', '-')}/s{s}", "steps": 12000, "task_size": 128,
+                    "task": "memorize", "lr": float(k[2:].replace("_", "-"))},
+         "final": {"acc": a, "bits_per_param": 10 * a}} for s, a in enumerate(v)]
+        for k, v in accs.items()}
+    for r in cells[base]:
+        r["config"].update(task="memorize", lr=1e-2)
+    row4 = lambda cs: next(r for r in report.claim_rows(cs)[1] if r[0].startswith("4."))  # noqa: E731
+    before = row4(cells)
+    # the best inner lr, 3e-3, is the inner grid's low edge: 1e-3 has to run before a choice
+    waiting = {**cells, **grid(lr3e_3=[0.308, 0.309], lr3e_2=[0.2, 0.2])}
+    assert records.chosen_lr(waiting, base) is None
+    row = row4(waiting)
+    assert before[3] != records.NOT_RUN and row[3] == records.NOT_RUN and f"lr sweep not finished: {base}" in row[2]
+    assert row[6] == before[3]  # at the shared lr the ladders read as they did
+    # the edge run: the shared lr is within the spread of the best: the row reads as before
+    done = {**waiting, **grid(lr1e_3=[0.28, 0.29])}
+    assert records.chosen_lr(done, base) == (1e-2, "shared")
+    assert row4(done)[2:4] == before[2:4]
+    # a ladder emptied while its grid waits is skipped where a setting is read off the cells
+    assert records.config_of({"c4/a": [], "c4/b": [{"config": {"task_size": 128}}]}, "c4/") == 128
+
+
 def test_claim_4_gives_no_verdict_until_each_cell_is_read_at_capacity():
     """Claim 4 reads each cell at the budget its doubling settled, with records.READ_SEEDS seeds
     there: while one cell still moves, or lacks those seeds, the row has no tests (verdict 'not

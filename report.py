@@ -678,7 +678,7 @@ def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
     paper = {r[0]: r for r in paper_rows}
     link = os.path.relpath(FINDINGS, os.path.dirname(path) or ".")
     rows_at = ("below" if path == FINDINGS else f"in [results/FINDINGS.md]({link}), whose "
-               f"[Words used below]({link}#words-used-below) defines †, °, ˢ, ′")
+               f"[Words used here]({link}#words-used-here) defines †, °, ˢ, ′")
     out = []
     for r in rows:
         number, word = r[0].split(".")[0], r[3].split(" (")[0]

@@ -366,7 +366,7 @@ def plot_seeds(cells):
 
 def plot_lr_sweep(cells, scale):
     """Validation score by lr: a panel per task, a line per swept cell, chosen lr ringed."""
-    from records import chosen_lr, lr_grid, lr_text, shared_lr, swept
+    from records import VARIANTS, chosen_lr, lr_grid, lr_text, shared_lr, swept
     by_task = {}
     for base in swept(cells):
         if cells.get(base) and lr_grid(cells, base):
@@ -379,7 +379,7 @@ def plot_lr_sweep(cells, scale):
         for base in bases:  # a variant keeps its colour in every panel
             variant = base.split("/")[2].split("-")[0]
             grid = lr_grid(cells, base)
-            color = f"C{['standard', 'frozen_qk', 'mixit', 'frozen_mlp', 'random'].index(variant)}"
+            color = f"C{VARIANTS.index(variant)}"
             seeds = [[-x if lm else 100 * x for x in v] for v in grid.values()]
             label = base.split("/", 1)[1].replace(f"{task}/", "")
             means = seeds_and_spread(ax, list(grid), seeds, color, with_n(label, [len(x) for x in seeds]))

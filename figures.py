@@ -1,8 +1,9 @@
 """
-Draw the figures into plots/ from the run records, and measure the models behind three of
-FINDINGS' tables: the token covariance of untrained models (with depth), the attention heads of
-the models trained on induction (from their checkpoints), and the strength of each run's random
-draw (the draw study). report.py calls these while it renders (`python report.py --scale quick`).
+Draw the figures that the documents show into plots/ from the run records, and measure the models
+behind three of FINDINGS' tables: the token covariance of untrained models (with depth), the
+attention heads of the models trained on induction (from their checkpoints), and the strength of
+each run's random draw (the draw study). report.py calls these while it renders (`python report.py
+--scale quick`).
 
 Every figure follows one rule: it says no more than its table (see the note above `with_n`).
 """
@@ -25,11 +26,11 @@ import torch  # noqa: E402
 
 import mixit  # noqa: E402
 import runtime  # noqa: E402
-from records import (CAPACITY, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, NAMES,  # noqa: E402
-                     VARIANTS, at_depths, baseline, draw_runs, draw_values, final, ladder, mean_std,
-                     read_budget, table, unstable)
+from records import (CAPACITY, LADDER_SEEDS, LADDERED, NAMES, VARIANTS, at_depths,  # noqa: E402
+                     baseline, chosen_lr, final, ladder, lr_grid, lr_text, mean_std, read_budget,
+                     shared_lr, swept, table, unstable)
 
-PLOT_DIR = "plots"  # draw_all sets it: the smoke scales draw into results/smoke_plots instead
+PLOT_DIR = "plots"  # draw_all sets it: the smoke scale draws into results/smoke_plots instead
 DRAWN = {}  # name -> what each figure saved since draw_all began shows (see `shown`)
 
 
@@ -37,7 +38,7 @@ DRAWN = {}  # name -> what each figure saved since draw_all began shows (see `sh
 # Figures
 
 
-def save(name, title=None, dpi=120):
+def save(name, title=None):
     """Save the current figure into PLOT_DIR (None: a dry run, only what it shows is kept)."""
     fig = plt.gcf()
     if title:
@@ -45,7 +46,7 @@ def save(name, title=None, dpi=120):
     if PLOT_DIR and fig.get_layout_engine() is None:  # (a figure with a colour bar lays itself out)
         fig.tight_layout()
     if PLOT_DIR:
-        fig.savefig(f"{PLOT_DIR}/{name}", dpi=dpi, bbox_inches="tight",
+        fig.savefig(f"{PLOT_DIR}/{name}", dpi=120, bbox_inches="tight",
                     metadata={"Grid": grid(fig)})
     DRAWN[name] = shown(fig)
     plt.close(fig)
@@ -75,15 +76,12 @@ def shown(fig):
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def legend_outside(fig=None):
+def legend_outside(fig):
     """A legend right of the panels of what each draws; one panel's own goes under it."""
-    fig = fig or plt.gcf()
-    drawn = []  # per panel: {label: handle}, in the order drawn
+    drawn = []  # per panel: {label: its first handle}, in the order drawn
     for ax in fig.axes:
-        entries = {}
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            entries.setdefault(label, handle)
-        drawn.append(entries)
+        handles, labels = ax.get_legend_handles_labels()
+        drawn.append({label: handles[labels.index(label)] for label in labels})
     panels = [entries for entries in drawn if entries]
     shared = {k: h for k, h in panels[0].items() if all(k in e for e in panels)}
     fig.legend(shared.values(), shared.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5),
@@ -95,19 +93,6 @@ def legend_outside(fig=None):
             fig.legend(own.values(), own.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.2),
                        bbox_transform=ax.transAxes, fontsize=8, title="this panel only",
                        title_fontsize=8)
-
-
-def finish_plot(xlabel, ylabel, title, name):  # a figure of one panel: its labels and legend
-    plt.gca().set(xlabel=xlabel, ylabel=ylabel, title=title)
-    legend_outside()
-    save(name)
-
-
-def bits_on_the_right(ax):
-    """An LM axis is drawn in nats per byte (Table 2's first unit); bits per byte on the right."""
-    bits = ax.secondary_yaxis("right", functions=(lambda n: n / math.log(2),
-                                                  lambda b: b * math.log(2)))
-    bits.set_ylabel("bits/byte (= nats/byte ÷ ln 2)")
 
 
 # A figure must not say more than its table: every accuracy axis spans at least from the task's
@@ -128,7 +113,7 @@ def floor_pct(cells, prefix):
 
 def accuracy_axis(ax, floors, xs=None):
     """Stretch an accuracy axis to span the floor to 100% at least, and draw the floor dashed (along
-    xs where it changes with the size). True if it drew one."""
+    xs where it changes with the size)."""
     known = [(x, f) for x, f in zip(floors if xs is None else xs, floors) if f is not None]
     if known:
         style = dict(color="gray", linestyle="--", linewidth=1, label="trivial rule (floor)")
@@ -138,7 +123,6 @@ def accuracy_axis(ax, floors, xs=None):
             ax.plot(*zip(*known), **style)
     lo, hi = ax.get_ylim()
     ax.set_ylim(min([lo] + [f for _, f in known]) - 2, max(hi, 102))
-    return bool(known)
 
 
 def mark_unstable(ax, x, mean, accs, color, left=False):
@@ -161,105 +145,63 @@ def seeds_and_spread(ax, xs, seeds, color, label, fmt="o-"):
     return means
 
 
-def size_curve(cells, pattern, key="acc"):
-    """[(task size, mean, std, n, cell)] over the cells whose name matches `pattern`, by size."""
-    return sorted((runs[0]["config"]["task_size"], *mean_std(a), len(a), c)
-                  for c, runs in cells.items() if re.fullmatch(pattern, c)
-                  and (a := final(cells, c, key)))
+def log_axis(ax, ticks, labels, base=2):
+    """A log x axis, ticked at the values drawn (not at powers of its base)."""
+    ax.set_xscale("log", base=base)
+    ax.set_xticks(ticks, labels)
+    ax.minorticks_off()
 
 
 def plot_needle(cells, scale):
-    curves = {v: size_curve(cells, rf"(f1/needle\d+|t1/needle)/{v}")
+    """Needle accuracy against the number of key-value pairs: a line per variant, mean ± std."""
+    # per variant, [(task size, mean, std, n, cell)] of its needle cells
+    curves = {v: sorted((runs[0]["config"]["task_size"], *mean_std(a), len(a), c)
+                        for c, runs in cells.items() if (a := final(cells, c))
+                        and re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c))
               for v in ("standard", "frozen_qk", "mixit")}
     if not any(len(pts) > 1 for pts in curves.values()):
         return
-    plt.figure(figsize=(5, 3.5))
+    fig, ax = plt.subplots(figsize=(5, 3.5))
     floors = {}
     for i, (v, pts) in enumerate(curves.items()):
         if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
             x, m, sd, n, at = zip(*pts)
             xs = [a + 0.08 * (i - 1) for a in x]
-            plt.errorbar(xs, [100 * a for a in m], yerr=[100 * s for s in sd], fmt="o-",
-                         capsize=3, color=f"C{i}", label=with_n(NAMES[v], n))
+            ax.errorbar(xs, [100 * a for a in m], yerr=[100 * s for s in sd], fmt="o-",
+                        capsize=3, color=f"C{i}", label=with_n(NAMES[v], n))
             for x_, m_, c in zip(xs, m, at):
-                mark_unstable(plt.gca(), x_, 100 * m_, final(cells, c), f"C{i}")
+                mark_unstable(ax, x_, 100 * m_, final(cells, c), f"C{i}")
             floors.update({size: floor_pct(cells, c) for size, c in zip(x, at)})
-    accuracy_axis(plt.gca(), [floors[x] for x in sorted(floors)], sorted(floors))
-    finish_plot("max key-value pairs (task_size)", "test accuracy (%), mean ± std over seeds",
-                f"needle-in-a-haystack ({scale})\n† (hollow): seeds more than 10 points apart",
-                f"needle_vs_pairs_{scale}.png")
-
-
-def plot_context(cells, scale):
-    """Validation loss against context length: MixiT's T x T matrix grows, but stays random."""
-    curves = {v: size_curve(cells, rf"(t2/lm|s2/lm\d+)/{v}", "loss")
-              for v in ("standard", "frozen_qk", "mixit")}
-    if not any(len(pts) > 1 for pts in curves.values()):
-        return
-    plt.figure(figsize=(5, 3.5))
-    for v, pts in curves.items():
-        if len(pts) > 1:
-            x, m, sd, n, _ = zip(*pts)
-            plt.errorbar(x, m, yerr=sd, fmt="o-", capsize=3, label=with_n(NAMES[v], n))
-    plt.xscale("log", base=2)
-    ticks = sorted({runs[0]["config"]["task_size"] for c, runs in cells.items()
-                    if c.startswith(("t2/lm/", "s2/"))})
-    plt.xticks(ticks, [str(t) for t in ticks])
-    bits_on_the_right(plt.gca())
-    finish_plot("context length (bytes)", "validation loss (nats/byte), mean ± std",
-                f"language modelling against context ({scale})", f"lm_context_{scale}.png")
-
-
-def plot_lm_curves(cells, scale):
-    """Every seed's validation curve, one colour per variant, in nats per byte."""
-    if not any(c.startswith("t2/lm/") for c in cells):
-        return
-    plt.figure(figsize=(5, 3.5))
-    for i, v in enumerate(VARIANTS):
-        runs = cells.get(f"t2/lm/{v}", [])
-        for r in runs:
-            h = r["history"]
-            plt.plot([p["step"] for p in h], [p["loss"] for p in h], color=f"C{i}", linewidth=1,
-                     label=with_n(NAMES[v], [len(runs)]) if r is runs[0] else None)
-    bits_on_the_right(plt.gca())
-    finish_plot("step", "validation loss (nats/byte)", f"byte-level LM learning curves, every "
-                f"seed ({scale})", f"lm_curves_{scale}.png")
-
-
-# Claim 6's figure reads claim 6's own setting: Table 6b's rows at width 256, at both of Random's
-# inits; where they did not run (the paper scale), Table 6's rows.
-CLAIM6_ROWS = ("random-w256", "random_ref-w256", "mixit-w256")
+    accuracy_axis(ax, [floors[x] for x in sorted(floors)], sorted(floors))
+    ax.set(xlabel="max key-value pairs (task_size)",
+           ylabel="test accuracy (%), mean ± std over seeds",
+           title=f"needle-in-a-haystack ({scale})\n† (hollow): seeds more than 10 points apart")
+    legend_outside(fig)
+    save(f"needle_vs_pairs_{scale}.png")
 
 
 def depth_figure_rows(cells):
-    """(which table, [(label, {depth: cell})]) for claim 6's figure."""
-    rows = [at for row in CLAIM6_ROWS if (at := at_depths(cells, f"c6/add/{row}"))]
-    where = "Table 6b, claim 6's setting"
-    if not rows:
-        names = sorted({c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")},
-                       key=lambda v: (not v.startswith("random"), v))
-        rows = [at_depths(cells, f"t6/add/{v}") for v in names]
-        where = "Table 6"
-    return where, [(row_label(cells, at), at) for at in rows]
+    """[(label, {depth: cell})] of claim 6's figure, which reads claim 6's own setting: Table 6b's
+    rows at width 256 that ran (Random at both of its inits, MixiT)."""
+    return [(row_label(cells, at), at) for row in ("random-w256", "random_ref-w256", "mixit-w256")
+            if (at := at_depths(cells, f"c6/add/{row}"))]
 
 
 def row_label(cells, at):
     """What tells a depth row from the others: variant (MixiT: heads), Q/K init, lr."""
     runs = [r for c in at.values() for r in cells[c]]
     cfg = runs[0]["config"]
-    if cfg["variant"] == "mixit":
-        name = f"MixiT, {cfg['n_head']} heads"
-    else:
-        std = cfg["qk_init_std"]
-        init = "1/√d" if abs(std - 1 / math.sqrt(cfg["n_embd"])) < 1e-4 else f"{std:g}"
-        name = f"{NAMES[cfg['variant']]}, Q/K init {init}"
+    std = cfg["qk_init_std"]
+    init = "1/√d" if abs(std - 1 / math.sqrt(cfg["n_embd"])) < 1e-4 else f"{std:g}"
+    name = (f"MixiT, {cfg['n_head']} heads" if cfg["variant"] == "mixit" else
+            f"{NAMES[cfg['variant']]}, Q/K init {init}")
     lrs = sorted({r["config"]["lr"] for r in runs})  # (a row that mixes lrs says so)
     return f"{name}, lr {' and '.join(f'{lr:g}' for lr in lrs)}"
 
 
 def plot_depth(cells, scale):
     """Claim 6: each seed's accuracy and token covariance by depth, with mean ± std."""
-    where, rows = depth_figure_rows(cells)
+    rows = depth_figure_rows(cells)
     if not rows:
         return
     depths = sorted({d for _, at in rows for d in at})
@@ -271,27 +213,19 @@ def plot_depth(cells, scale):
         xs = [d * 2 ** (0.07 * side) for d in at]  # the rows side by side on the log axis
         for a, key, unit in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
             seeds = [[unit * y for y in final(cells, c, key)] for c in at.values()]
-            ns = [len(s) for s in seeds]
-            if len(set(ns)) > 1:  # each depth's n, in the legend
-                label_n = (f"{label} (n={'/'.join(map(str, ns))} at "
-                           f"L={'/'.join(map(str, at))})")
-            else:
-                label_n = with_n(label, ns)
-            means = seeds_and_spread(a, xs, seeds, color, label_n)
-            for x, s, m in zip(xs, seeds, means):
-                if key == "acc":  # †, on the row's own side
+            means = seeds_and_spread(a, xs, seeds, color, with_n(label, [len(s) for s in seeds]))
+            if key == "acc":  # †, on the row's own side
+                for x, s, m in zip(xs, seeds, means):
                     mark_unstable(a, x, m, [y / 100 for y in s], color, left=side < 0)
     accuracy_axis(ax[0], [floor_pct(cells, shallowest)])
     ax[0].set_ylim(top=104)  # (a std can reach past 100%; the seeds' dots cannot)
     for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):
-        a.set_xscale("log", base=2)
-        a.set_xticks(depths, [str(d) for d in depths])
-        a.minorticks_off()
+        log_axis(a, depths, [str(d) for d in depths])
         a.set(xlabel="n_layer", ylabel=label)
     legend_outside(fig)
-    save(f"depth_{scale}.png", f"claim 6, depth on add: {where} (width {cfg['n_embd']}, "
-         f"add-{cfg['task_size']}; {scale})\neach dot a seed, line: mean ± std over seeds; "
-         "† (hollow): seeds more than 10 points apart")
+    save(f"depth_{scale}.png", f"claim 6, depth on add: Table 6b, claim 6's setting (width "
+         f"{cfg['n_embd']}, add-{cfg['task_size']}; {scale})\neach dot a seed, line: mean ± std "
+         "over seeds; † (hollow): seeds more than 10 points apart")
 
 
 def plot_capacity(cells, scale, paper):
@@ -319,8 +253,8 @@ def plot_capacity(cells, scale, paper):
                 if read and x == read[1]:
                     a.plot(x, m, "o", color=color, markerfacecolor="none", markersize=15,
                            label="read at (its doubling settled)")
-            if key == "bits_per_param" and v in paper:
-                a.axhline(paper[v], color=color, linestyle=":", linewidth=1.2,
+        if v in CAPACITY and v in paper:
+            ax[1].axhline(paper[v], color=color, linestyle=":", linewidth=1.2,
                           label="the paper's number (dotted, in its colour)")
     accuracy_axis(ax[0], [floor_pct(cells, "c4/memorize/")])
     ax[1].set_ylim(bottom=0)
@@ -328,9 +262,7 @@ def plot_capacity(cells, scale, paper):
     ax[0].set_title("every capacity cell", fontsize=10)
     ax[1].set_title("the four cells claim 4 compares", fontsize=10)
     for a, label in zip(ax, ("memorize test accuracy (%)", "bits per trainable parameter")):
-        a.set_xscale("log", base=2)
-        a.set_xticks(budgets, [f"{s // 1000}k" if s % 1000 == 0 else str(s) for s in budgets])
-        a.minorticks_off()
+        log_axis(a, budgets, [f"{s // 1000}k" if s % 1000 == 0 else str(s) for s in budgets])
         a.set(xlabel="budget (steps), each a run with its own cosine schedule", ylabel=label)
     _, first = rows[0][1][0]  # the first row's first budget: its setting stands for the figure's
     cfg = cells[first][0]["config"]
@@ -340,33 +272,8 @@ def plot_capacity(cells, scale, paper):
          "whose seeds have not all run")
 
 
-def plot_seeds(cells):
-    """Every seed of the draw study as a dot: a panel per task, a column per variant."""
-    if not any(c.startswith("s1/") for c in cells):
-        return
-    draws = draw_runs(cells)
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.5))
-    variants = [v for v in DRAW_ROWS if any(draws[v, t] for t in ("needle", "add", "lm"))]
-    for ax, t in zip(axes, ("needle", "add", "lm")):
-        for i, v in enumerate(variants):
-            vals = draw_values(draws[v, t], t)
-            n = len(vals)
-            jitter = torch.linspace(-0.15, 0.15, n).tolist() if n > 1 else [0] * n
-            ax.plot([i + j for j in jitter], vals, "o", alpha=0.7, color=f"C{i}")
-        dagger = {v: " †" * (t != "lm" and unstable([r["final"]["acc"] for r in draws[v, t]]))
-                  for v in variants}  # seeds more than 10 points apart, as the tables mark them
-        ax.set_xticks(range(len(variants)), [f"{NAMES.get(v, 'MixiT, no sink')}\nn="
-                      f"{len(draws[v, t])}{dagger[v]}" for v in variants], rotation=20, fontsize=8)
-        ax.set_ylabel("validation loss (nats/byte)" if t == "lm" else "test accuracy (%)")
-        floor_drawn = t != "lm" and accuracy_axis(ax, [floor_pct(cells, HOME[t] + "/")])
-        ax.set_title(t + " (dashed: the floor)" * floor_drawn)
-    save("seeds_quick.png", "the draw study: each dot one seed's final result (quick scale); †: "
-         "seeds more than 10 points apart")
-
-
 def plot_lr_sweep(cells, scale):
     """Validation score by lr: a panel per task, a line per swept cell, chosen lr ringed."""
-    from records import VARIANTS, chosen_lr, lr_grid, lr_text, shared_lr, swept
     by_task = {}
     for base in swept(cells):
         if cells.get(base) and lr_grid(cells, base):
@@ -377,23 +284,20 @@ def plot_lr_sweep(cells, scale):
     for ax, (task, bases) in zip(axes[0], sorted(by_task.items())):
         lm = task == "lm"
         for base in bases:  # a variant keeps its colour in every panel
-            variant = base.split("/")[2].split("-")[0]
-            grid = lr_grid(cells, base)
-            color = f"C{VARIANTS.index(variant)}"
-            seeds = [[-x if lm else 100 * x for x in v] for v in grid.values()]
-            label = base.split("/", 1)[1].replace(f"{task}/", "")
-            means = seeds_and_spread(ax, list(grid), seeds, color, with_n(label, [len(x) for x in seeds]))
-            pick = chosen_lr(cells, base)
-            if pick:
-                ax.plot(pick[0], means[list(grid).index(pick[0])], "o", markersize=12,
+            color = f"C{VARIANTS.index(base.split('/')[2].split('-')[0])}"
+            by_lr = lr_grid(cells, base)  # {lr: each seed's score}
+            seeds = [[-x if lm else 100 * x for x in v] for v in by_lr.values()]
+            label = with_n(base.split("/", 1)[1].replace(f"{task}/", ""), [len(x) for x in seeds])
+            means = seeds_and_spread(ax, list(by_lr), seeds, color, label)
+            if pick := chosen_lr(cells, base):
+                ax.plot(pick[0], means[list(by_lr).index(pick[0])], "o", markersize=12,
                         markerfacecolor="none", color=color)
             ax.axvline(shared_lr(cells, base), color="gray", linestyle=":", linewidth=1)
         if not lm:  # from the task's floor to 100% at least, as every accuracy axis
             accuracy_axis(ax, [floor_pct(cells, bases[0].rsplit("/", 1)[0] + "/")])
         lrs = sorted({lr for base in bases for lr in lr_grid(cells, base)})
-        ax.set_xscale("log")
-        ax.set_xticks(lrs, [lr_text(lr) for lr in lrs], fontsize=7)
-        ax.minorticks_off()
+        log_axis(ax, lrs, [lr_text(lr) for lr in lrs], base=10)
+        ax.tick_params(axis="x", labelsize=7)
         ax.set(xlabel="learning rate", title=task,
                ylabel="validation loss (nats/byte)" if lm else
                "accuracy on the table (%)" if task == "memorize" else "validation accuracy (%)")
@@ -403,22 +307,21 @@ def plot_lr_sweep(cells, scale):
 
 
 def draw_all(cells, scale, paper_bits, dry=False):
-    """Every figure of a scale that its records give, into plots/ (smoke scales:
-    results/smoke_plots; dry: no file), and {name: what it shows}. A figure cannot mark a record
-    of an earlier recipe (°), so it leaves those out. paper_bits: the paper's bits per parameter
-    by variant."""
+    """Every figure of the quick scale that its records give, into plots/ (the smoke scale:
+    results/smoke_plots; dry: no file), and {name: what it shows}. No document shows a figure of
+    the paper scale, so it draws none. A figure cannot mark a record of an earlier recipe (°), so
+    it leaves those out. paper_bits: the paper's bits per parameter by variant."""
     global PLOT_DIR
-    PLOT_DIR = None if dry else "results/smoke_plots" if "smoke" in scale else "plots"
+    PLOT_DIR = None if dry else "results/smoke_plots" if scale == "smoke" else "plots"
     if PLOT_DIR:
         os.makedirs(PLOT_DIR, exist_ok=True)
     DRAWN.clear()
+    if scale.startswith("paper"):
+        return {}
     fresh = {c: rs for c, runs in cells.items() if (rs := [r for r in runs if not r["superseded"]])}
-    for plot in (plot_needle, plot_lm_curves, plot_context, plot_depth):
+    for plot in (plot_needle, plot_depth, plot_lr_sweep):
         plot(fresh, scale)
     plot_capacity(fresh, scale, paper_bits)
-    plot_lr_sweep(fresh, scale)
-    if scale == "quick":
-        plot_seeds(fresh)
     return dict(DRAWN)
 
 
@@ -430,23 +333,22 @@ INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT"
               "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
 
 
-# (title, width, digits of add, MixiT's heads, depths, JSON, figure or ''): a wide sweep of depth,
-# and claim 6's setting (Table 6b), so that a trained cell's covariance has its init beside it
+# (title, width, digits of add, MixiT's heads, depths, JSON): a wide sweep of depth, and claim 6's
+# setting (Table 6b), so that a trained cell's covariance has its init beside it
 INIT_SETTINGS = [
-    ("", 64, 4, 4, (1, 2, 4, 8, 16, 32), "results/covariance_at_init.json", "covariance_at_init.png"),
+    ("", 64, 4, 4, (1, 2, 4, 8, 16, 32), "results/covariance_at_init.json"),
     (", in claim 6's setting (Table 6b)", 256, 3, 64, (2, 8, 16),
-     "results/covariance_at_init_w256.json", ""),
+     "results/covariance_at_init_w256.json"),
 ]
 
 
 def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
     """How alike are the token representations at the last block of untrained models, as depth grows
     (the paper: softmax attention at init averages tokens together, MixiT does not)? Mean over
-    `seeds` seeds in one of INIT_SETTINGS, as a table (and a figure, with draw). The numbers are
-    kept in a JSON file and read, not recomputed: the models are slow to draw on a CPU, and
-    another CPU may round the last digit otherwise. recompute, or a missing file, draws them
-    again."""
-    title, width, digits, mixit_heads, depths, saved, figure = setting
+    `seeds` seeds in one of INIT_SETTINGS, as a table. The numbers are kept in a JSON file and
+    read, not recomputed: the models are slow to draw on a CPU, and another CPU may round the last
+    digit otherwise. recompute, or a missing file, draws them again (with draw, into the file)."""
+    title, width, digits, mixit_heads, depths, saved = setting
 
     def shown(curves):
         return [[f"{m:.3f} ± {sd:.3f}" for m, sd in means] for means in curves.values()]
@@ -462,30 +364,19 @@ def covariance_at_init(setting, draw=True, seeds=10, recompute=False):
     if recompute or not os.path.exists(saved):
         # every softmax variant shares Standard's init; standard_ref: W_Q, W_K at 0.02
         curves = {v: [mean_std([covariance(v, L, s) for s in range(seeds)]) for L in depths]
-                  for v in ("standard", "mixit", "standard_ref")}
+                  for v in INIT_NAMES}
         if draw and not (os.path.exists(saved) and shown(json.load(open(saved))) == shown(curves)):
             with open(saved, "w") as f:  # (a change in the last digits only is not written)
                 json.dump(curves, f, indent=1)
     else:
         curves = json.load(open(saved))
-    if draw and figure:
-        plt.figure(figsize=(5, 3.5))
-        for v, means in curves.items():
-            plt.errorbar(depths, [m for m, _ in means], yerr=[sd for _, sd in means], marker="o",
-                         capsize=2, label=INIT_NAMES[v])
-        plt.xscale("log", base=2)
-        plt.xticks(depths, [str(d) for d in depths])  # the depths themselves, not powers of 2
-        finish_plot("n_layer", "token covariance at the last block",
-                    f"untrained models, width {width}: token covariance against depth\n"
-                    f"(mean ± std over {seeds} seeds)", figure)
     heads = "4 heads" + (f" (MixiT {mixit_heads})" if mixit_heads != 4 else "")
     return (f"**Token covariance at initialization{title}** (no training; add-{digits} test "
-            f"sequences, width {width}, {heads}, mean ± std over {seeds} seeds"
-            + (f"; `plots/{figure}`" if figure else "") + "). "
+            f"sequences, width {width}, {heads}, mean ± std over {seeds} seeds). "
             "Standard's row stands for every softmax variant: Frozen-QK, Frozen-MLP and Random "
-            "share its init exactly (they differ only in what trains)"
-            + ("; its W_Q, W_K at the reference's 0.02 instead of 1/√d stand for the reference's "
-               "Random, and for ours at that init" if "standard_ref" in curves else "") + ".\n\n"
+            "share its init exactly (they differ only in what trains); its W_Q, W_K at the "
+            "reference's 0.02 instead of 1/√d stand for the reference's Random, and for ours at "
+            "that init.\n\n"
             + table(["variant"] + [f"L={d}" for d in depths],
                     [[INIT_NAMES[v]] + row for v, row in zip(curves, shown(curves))]))
 
@@ -513,83 +404,105 @@ def induction_scores(model, task):
     return scores
 
 
+def load_model(path):
+    """A checkpoint's task (its fixed test set) and model."""
+    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
+    task, model, _, _, _ = mixit.build(cfg, verbose=False)
+    model.load_state_dict(runtime.load_checkpoint(path)["model"])
+    return task, model
+
+
+def best_head(scores, k):
+    """(score, layer, head) of the head that scores highest on k ('previous' or 'induction')."""
+    return max((s, l, h) for l, layer in enumerate(scores) for h, s in enumerate(layer[k]))
+
+
+@torch.no_grad()
+def one_sequence(task, model):
+    """Every head's attention on the first test sequence ([(H, T, T), one per layer]), and where
+    its query occurred before."""
+    x = task.test[0][:1]
+    _, _, atts = model(x, return_hidden=True)
+    return [att[0].float() for att in atts], int((x[0, :-1] == x[0, -1]).float().argmax())
+
+
+def attention_map(ax, att, title, p=None, low=0.0):
+    """One head's attention (T, T) on one sequence, on a colour scale from low to 1, with a red box
+    where the query (the last row) meets the token after its earlier occurrence at p: the entry
+    the induction score reads."""
+    T = att.shape[0]
+    image = ax.imshow(att.numpy(), cmap="viridis", vmin=low, vmax=1)
+    if p is not None:
+        ax.add_patch(plt.Rectangle((p + 0.5, T - 1.5), 1, 1, fill=False, edgecolor="red",
+                                   linewidth=1.5))
+    ax.set_title(title, fontsize=7)
+    ax.set_xlabel("key", fontsize=6, labelpad=1)
+    ax.set_ylabel("query", fontsize=6, labelpad=1)
+    return image
+
+
+def scores_caption(fig, T, more=""):
+    """Under a figure of maps (sequences of T tokens), what the scores in each map's title measure
+    (induction_scores), and `more`."""
+    text = ("Each map: row = query position, column = key position, colour = the attention weight "
+            "(each row sums to 1; causal, so nothing above the diagonal). ind = the induction "
+            "score: the attention from the query (the last position) to the token right after the "
+            "query's earlier occurrence, mean over the first 500 test sequences (red box: that "
+            f"entry on this sequence); an induction head scores near 1, chance is about 1/{T}. "
+            "prev = the previous-token score: the mean attention from each position t to t-1 over "
+            "the same sequences; a previous-token head scores near 1." + more)
+    fig.text(0.5, 0, "\n".join(textwrap.wrap(text, int(16 * fig.get_figwidth()))), ha="center",
+             va="top", fontsize=7)
+
+
 def plot_attention(scale, draw=True):
-    """The attention heads of the 2-layer models trained on induction. The checkpoints stay out of
-    git, so the scores are kept in results/heads_<scale>.json: a fresh clone renders the table
-    from there."""
+    """The attention heads of the 2-layer models trained on induction, as a table; with draw, each
+    checkpoint's scores are measured again, and Frozen-QK's maps drawn at the quick scale (the
+    only maps a document shows). The checkpoints stay out of git, so the scores are kept in
+    results/heads_<scale>.json: a fresh clone renders the table from there."""
     saved = f"results/heads_{scale}.json"
     heads = json.load(open(saved)) if os.path.exists(saved) else {}
     lines = []
     for v in ("standard", "frozen_qk", "frozen_qk_ref", "mixit"):
         path = f"results/ckpt/{scale}_induction_{v}.pt"
         if draw and os.path.exists(path):  # (--check reads the saved scores)
-            heads[v] = draw_attention(path, v, scale)
+            task, model = load_model(path)
+            heads[v] = induction_scores(model, task)
+            if (v, scale) == ("frozen_qk", "quick"):
+                draw_attention(task, model, heads[v])
         if v in heads:  # the variant's best previous-token and induction heads
-            best = [max((s, l, h) for l, layer in enumerate(heads[v])
-                        for h, s in enumerate(layer[k])) for k in ("previous", "induction")]
-            lines.append([NAMES[v]] + [f"{s:.2f} (L{l} H{h})" for s, l, h in best])
+            lines.append([NAMES[v]] + ["{:.2f} (L{} H{})".format(*best_head(heads[v], k))
+                                       for k in ("previous", "induction")])
     if not lines:
         return ""
     if draw:
         with open(saved, "w") as f:
             json.dump(heads, f, indent=1)
-    return ("**Attention heads on induction** (2-layer models; `plots/attention_*`): the best "
-            "previous-token score (mean attention from t to t-1) and the best induction score "
-            "(attention from the query to the token after its earlier occurrence). Chance for "
-            "the induction score is about 1/T.\n\n"
+    maps = "; Frozen-QK's maps: `plots/attention_frozen_qk_quick.png`" if scale == "quick" else ""
+    return (f"**Attention heads on induction** (2-layer models{maps}): the best previous-token "
+            "score (mean attention from t to t-1) and the best induction score (attention from the "
+            "query to the token after its earlier occurrence). Chance for the induction score is "
+            "about 1/T.\n\n"
             + table(["variant", "previous-token head", "induction head"], lines))
 
 
-# What the scores in each attention map's title measure (induction_scores), said under the maps
-SCORES_CAPTION = (
-    "Each map: row = query position, column = key position, colour = the attention weight "
-    "(each row sums to 1; causal, so nothing above the diagonal). ind = the induction score: the "
-    "attention from the query (the last position) to the token right after the query's earlier "
-    "occurrence, mean over {n} test sequences (red box: that entry on this sequence); an "
-    "induction head scores near 1, chance is about 1/{T}. prev = the previous-token score: the "
-    "mean attention from each position t to t-1 over the same sequences; a previous-token head "
-    "scores near 1.")
-
-
-def draw_attention(path, v, scale):
-    """Each head's attention on one test sequence, of a checkpoint's model; returns its scores."""
-    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
-    task, model, _, _, _ = mixit.build(cfg, verbose=False)
-    model.load_state_dict(runtime.load_checkpoint(path)["model"])
-    scores = induction_scores(model, task)
-    x = task.test[0][:1]
-    with torch.no_grad():
-        _, _, atts = model(x, return_hidden=True)
-    L, H, T = len(atts), atts[0].size(1), x.size(1)
-    p = int((x[0, :-1] == x[0, -1]).float().argmax())  # the query's earlier occurrence
-    maps = [att[0].float() for att in atts]  # (H, T, T) per layer
-    low = min(0.0, min(float(m.min()) for m in maps))  # MixiT's matrices: entries below 0 too
-    high = max(1.0, max(float(m.max()) for m in maps))
+def draw_attention(task, model, scores):
+    """Every head's attention on one test sequence of the quick Frozen-QK model: a row per layer, a
+    column per head, each titled with its scores (induction_scores)."""
+    maps, p = one_sequence(task, model)
+    L, H, T = len(maps), maps[0].size(0), maps[0].size(1)
     fig, axes = plt.subplots(L, H, figsize=(2.2 * H + 1, 2.3 * L + 0.4), squeeze=False,
                              layout="constrained")
     for l in range(L):
         for h in range(H):
-            ax = axes[l][h]
-            image = ax.imshow(maps[l][h].numpy(), cmap="viridis", vmin=low, vmax=high)
-            ax.add_patch(plt.Rectangle((p + 0.5, T - 1.5), 1, 1, fill=False, edgecolor="red",
-                                       linewidth=1.5))
-            ax.set_title(f"L{l} H{h}: ind {scores[l]['induction'][h]:.2f} "
-                         f"prev {scores[l]['previous'][h]:.2f}", fontsize=7)
-            ax.tick_params(labelsize=6)
-            if l == L - 1:
-                ax.set_xlabel("key position", fontsize=7)
-            if h == 0:
-                ax.set_ylabel("query position", fontsize=7)
+            ind, prev = scores[l]["induction"][h], scores[l]["previous"][h]
+            image = attention_map(axes[l][h], maps[l][h], f"L{l} H{h}: ind {ind:.2f} "
+                                  f"prev {prev:.2f}", p)
+            axes[l][h].tick_params(labelsize=6)
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight (colour scale of every map)")
-    n = min(500, len(task.test[0]))  # (induction_scores reads the first 500)
-    caption = SCORES_CAPTION.format(n=n, T=T) + (
-        " Entries go below 0 here: these maps are fixed random mixing matrices, not softmaxes."
-        if low < 0 else "")
-    fig.text(0.5, 0, "\n".join(textwrap.wrap(caption, int(16 * fig.get_figwidth()))),
-             ha="center", va="top", fontsize=7)
-    save(f"attention_{v}_{scale}.png", f"{NAMES[v]} on induction, one seed (seed {cfg.seed}): "
-         f"attention of one test sequence ({scale})", dpi=110)
-    return scores
+    scores_caption(fig, T)
+    save("attention_frozen_qk_quick.png", f"Frozen-QK on induction, one seed (seed "
+         f"{model.cfg.seed}): attention of one test sequence (quick)")
 
 
 # -----------------------------------------------------------------------------
@@ -598,10 +511,8 @@ def draw_attention(path, v, scale):
 
 def correlation(xs, ys):
     """Pearson's r of two equal-length lists (0 where either does not vary)."""
-    x, y = torch.tensor(xs, dtype=torch.float64), torch.tensor(ys, dtype=torch.float64)
-    x, y = x - x.mean(), y - y.mean()
-    norm = float(x.norm() * y.norm())
-    return float(x @ y) / norm if norm > 0 else 0.0
+    r = float(torch.corrcoef(torch.tensor([xs, ys], dtype=torch.float64))[0, 1])
+    return 0.0 if math.isnan(r) else r
 
 
 def draw_strength(record):
@@ -633,8 +544,8 @@ def draw_strength(record):
 # -----------------------------------------------------------------------------
 # Attention forming: the heads of one training run on induction, step by step (claim 2's picture)
 
-# One run per row, at Table 1's quick induction setting, seed 0, with a checkpoint every 25 steps:
-# Frozen-QK's heads form while its W_Q, W_K stay as drawn; MixiT's map is the same at every step.
+# One run per variant, at Table 1's quick induction setting, seed 0, with a checkpoint every 25
+# steps
 FORMING_ARGS = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
                 "--eval_interval 200 --batch_size 256 --steps 400 --task induction --task_size 12 "
                 "--seed 0 --dtype float32 --examples 0").split()
@@ -650,14 +561,6 @@ def forming_path(v, step=None):
     return path if step is None else runtime.snapshot_path(path, step)
 
 
-def load_model(path):
-    """A checkpoint's task (its fixed test set) and model."""
-    cfg = mixit.resolve_config({"load": path, "device": "cpu", "out": ""})
-    task, model, _, _, _ = mixit.build(cfg, verbose=False)
-    model.load_state_dict(runtime.load_checkpoint(path)["model"])
-    return task, model
-
-
 def forming_data(paths):
     """{step: checkpoint} of one run -> {'steps', 'checkpoints', 'scores' (induction_scores at each
     step), 'heads': {'previous': [layer, head], 'induction': [layer, head]}}, the heads being the
@@ -667,58 +570,44 @@ def forming_data(paths):
     for s in steps:
         task, model = load_model(paths[s])
         scores.append(induction_scores(model, task))
-    last = scores[-1]
-    heads = {k: list(max(((l, h) for l in range(len(last)) for h in range(len(last[l][k]))),
-                         key=lambda lh: last[lh[0]][k][lh[1]])) for k in ("previous", "induction")}
+    heads = {k: list(best_head(scores[-1], k)[1:]) for k in ("previous", "induction")}
     return {"steps": steps, "checkpoints": [paths[s] for s in steps], "scores": scores,
             "heads": heads}
 
 
-def forming_maps(paths, heads):
-    """({step: {'previous': map, 'induction': map}}, the earlier occurrence's position)."""
-    maps = {}
-    for step, path in paths.items():
-        task, model = load_model(path)
-        x = task.test[0][:1]
-        with torch.no_grad():
-            _, _, atts = model(x, return_hidden=True)
-        maps[step] = {k: atts[l][0, h].float().numpy() for k, (l, h) in heads.items()}
-    p = int((x[0, :-1] == x[0, -1]).float().argmax())
-    return maps, p
-
-
 def draw_forming(data):
-    """The forming strip (PNG: a row per head, a column per FORMING_STRIP step) and GIF."""
+    """The forming figures of FORMING_DATA's runs, each run's induction score under the maps: the
+    PNG strip (a row per head, a column per FORMING_STRIP step) and the GIF (a frame per step)."""
     from matplotlib.animation import FuncAnimation, PillowWriter
-    rows = [(v, k) for v in data for k in (("induction",) if v == "mixit" else ("previous", "induction"))]
-    maps = {}
-    for v in data:
-        paths = dict(zip(data[v]["steps"], data[v]["checkpoints"]))
-        maps[v], p = forming_maps(paths, data[v]["heads"])
-    T = next(iter(maps[rows[0][0]].values()))["previous"].shape[0]
-    low = min(0.0, min(float(m[k].min()) for v in maps for m in maps[v].values() for k in m))
+    # a row per head drawn, (variant, kind, layer, head): each run's best previous-token and
+    # induction heads; MixiT's map is fixed, so only the head its induction score reads
+    rows = [(v, k, *data[v]["heads"][k]) for v in data for k in ("previous", "induction")
+            if v != "mixit" or k == "induction"]
+    maps, scores = {}, {}  # (variant, kind, step) -> the head's map on one test sequence, its score
+    for v, k, l, h in rows:
+        for step, path, score in zip(data[v]["steps"], data[v]["checkpoints"], data[v]["scores"]):
+            atts, p = one_sequence(*load_model(path))
+            maps[v, k, step], scores[v, k, step] = atts[l][h], score[l][k][h]
+    T = atts[0].size(-1)
+    low = min(0.0, *(float(m.min()) for m in maps.values()))
 
-    def score(v, k, i):
-        l, h = data[v]["heads"][k]
-        return data[v]["scores"][i][l][k][h]
-
-    def draw_map(ax, v, k, step):
-        l, h = data[v]["heads"][k]
-        image = ax.imshow(maps[v][step][k], cmap="viridis", vmin=low, vmax=1)
-        if k == "induction":  # the entry the induction score reads, on this sequence
-            ax.add_patch(plt.Rectangle((p + 0.5, T - 1.5), 1, 1, fill=False, edgecolor="red"))
-        i = data[v]["steps"].index(step)
-        what = "prev" if k == "previous" else "ind"
-        ax.set_title(f"{NAMES[v]} L{l}H{h}, step {step}\n{what} {score(v, k, i):.2f}", fontsize=7)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.set_xlabel("key", fontsize=6, labelpad=1)
-        ax.set_ylabel("query", fontsize=6, labelpad=1)
-        return image
-
-    def draw_scores(ax, upto=None):
+    def draw(fig, grid_rows, upto=None):
+        """Maps in rows of (variant, head, step); under them the induction scores (to step upto)."""
+        grid = fig.add_gridspec(len(grid_rows) + 1, len(grid_rows[0]),
+                                height_ratios=[1] * len(grid_rows) + [1.3])
+        axes = []
+        for r, row in enumerate(grid_rows):
+            for c, (v, k, l, h, step) in enumerate(row):
+                axes.append(ax := fig.add_subplot(grid[r, c]))
+                title = (f"{NAMES[v]} L{l}H{h}, step {step}\n"
+                         f"{'ind' if k == 'induction' else 'prev'} {scores[v, k, step]:.2f}")
+                box = p if k == "induction" else None  # (what the induction score reads)
+                image = attention_map(ax, maps[v, k, step], title, box, low)
+                ax.set(xticks=[], yticks=[])
+        fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
+        ax = fig.add_subplot(grid[-1, :])
         for j, v in enumerate(data):
-            ax.plot(data[v]["steps"], [score(v, "induction", i) for i in range(len(data[v]["steps"]))],
+            ax.plot(data[v]["steps"], [scores[v, "induction", s] for s in data[v]["steps"]],
                     "o-", color=f"C{j}", markersize=3, label=f"{NAMES[v]} (one seed)")
         if upto is not None:
             ax.axvline(upto, color="gray", linewidth=1)
@@ -728,39 +617,22 @@ def draw_forming(data):
                      "every checkpoint", fontsize=8)
         ax.legend(fontsize=7, loc="upper left")
 
-    caption = ("Each map: attention of one test sequence (row = query, column = key; colour: the "
-               "weight, on the colour bar's scale, the same for every map: MixiT's entries go "
-               "below 0, so 0 is not the darkest colour); red box: the token after the query's "
-               "earlier occurrence. ind: the induction score (mean attention from the query to "
-               "that token over 500 test sequences); prev: the previous-token score (mean "
-               "attention from t to t-1). MixiT's map is fixed.")
     fig = plt.figure(figsize=(1.9 * len(FORMING_STRIP) + 1, 1.9 * len(rows) + 2.6),
                      layout="constrained")
-    grid = fig.add_gridspec(len(rows) + 1, len(FORMING_STRIP), height_ratios=[1] * len(rows) + [1.3])
-    axes = []
-    for r, (v, k) in enumerate(rows):
-        for c, step in enumerate(FORMING_STRIP):
-            axes.append(fig.add_subplot(grid[r, c]))
-            image = draw_map(axes[-1], v, k, step)
-    fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
-    draw_scores(fig.add_subplot(grid[len(rows), :]))
-    fig.text(0.5, 0, "\n".join(textwrap.wrap(caption, 110)), ha="center", va="top", fontsize=7)
+    draw(fig, [[(*row, step) for step in FORMING_STRIP] for row in rows])
+    scores_caption(fig, T, " Every map on the colour bar's scale. MixiT's map is a fixed random "
+                   "mixing matrix, not a softmax: its entries go below 0 (so 0 is not the darkest "
+                   "colour), and it stays as drawn.")
     save("attention_forming_quick.png", "induction heads forming (quick, one seed each): a row "
          "per head, a column per training step")
 
-    fig = plt.figure(figsize=(2.0 * len(rows) + 1, 4.6), layout="constrained")
-    grid = fig.add_gridspec(2, len(rows), height_ratios=[1, 1])
+    fig = plt.figure(figsize=(2.0 * len(rows) + 1, 5.2), layout="constrained")
 
-    def frame(i):
+    def frame(step):  # every head at that step, side by side
         fig.clear()
-        step = FORMING_STEPS[i]
-        axes = [fig.add_subplot(grid[0, c]) for c in range(len(rows))]
-        for ax, (v, k) in zip(axes, rows):
-            image = draw_map(ax, v, k, step)
-        fig.colorbar(image, ax=axes, shrink=0.9, label="attention weight")
-        draw_scores(fig.add_subplot(grid[1, :]), step)
+        draw(fig, [[(*row, step) for row in rows]], step)
         fig.suptitle(f"induction heads forming (quick scale, one seed each): step {step}")
-    animation = FuncAnimation(fig, frame, frames=len(FORMING_STEPS))
+    animation = FuncAnimation(fig, frame, frames=FORMING_STEPS)
     animation.save(f"{PLOT_DIR}/attention_forming_quick.gif", writer=PillowWriter(fps=3), dpi=80)
     plt.close(fig)
 

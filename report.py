@@ -1279,8 +1279,7 @@ STUDIES = [
           " Seeds 0-9 (init, mixing matrices, frozen Q/K and batch order change together); mean ± "
           "std, the range, and r: the correlation across seeds between the result and one number "
           "read off the draw at initialization (`draw_strength`: MixiT's mean mixing strength, "
-          "Frozen-QK's mean logit scale; with 10 seeds |r| < 0.63 is no evidence of a link). "
-          "`plots/seeds_quick.png` shows every seed.",
+          "Frozen-QK's mean logit scale; with 10 seeds |r| < 0.63 is no evidence of a link).",
           ["variant", "needle", "add", "lm (loss)"],
           # a Cell's key here is the task (seed_spread reads the row's draws itself)
           [[NAMES.get(v, "MixiT without its sink head")]

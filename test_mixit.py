@@ -3203,6 +3203,9 @@ def test_check_finds_a_figure_that_its_records_no_longer_draw(tmp_path, monkeypa
     assert len(report.stale_figures("quick")) == 1
     draw()
     assert report.stale_figures("quick") == []
+    monkeypatch.setattr(figures, "PLOT_DIR", figures.PLOT_DIR)  # (draw_all sets it)
+    assert figures.draw_all(report.scale_cells("quick"), "paper", {"standard": 2.98}) == {}  # (no
+    # document shows a figure of the paper scale)
 
 
 def test_the_committed_readme_and_findings_match_the_records(monkeypatch, capsys):
@@ -4292,7 +4295,7 @@ def test_a_figure_spans_the_floor_to_100_and_says_its_n():
     import figures
     fig, ax = plt.subplots()
     ax.plot([2, 4, 8], [99.9, 99.6, 99.4])
-    assert figures.accuracy_axis(ax, [16.3])
+    figures.accuracy_axis(ax, [16.3])
     lo, hi = ax.get_ylim()
     plt.close(fig)
     assert lo <= 16.3 and hi >= 100
@@ -4374,9 +4377,9 @@ def test_every_caption_that_names_a_layout_fits_its_figure():
 
 def test_claim_6s_figure_draws_its_own_setting_at_width_256_where_it_ran(tmp_path, monkeypatch):
     """Claim 6's depth figure draws Table 6b's width-256 rows (c6/add/: Random at 1/√d and at
-    the reference's 0.02, MixiT) where they ran, not Table 6's row, where neither adds; without
-    them (the paper scale) Table 6's rows, Random's first. Each row's label says its init and
-    lr, read off its records, and a cell whose seeds lie more than 10 points apart is marked †."""
+    the reference's 0.02, MixiT), not Table 6's rows, where neither adds; without them it draws
+    nothing. Each row's label says its init and lr, read off its records, and a cell whose seeds
+    lie more than 10 points apart is marked †."""
     import figures
     monkeypatch.setattr(figures, "PLOT_DIR", str(tmp_path))
 
@@ -4386,14 +4389,12 @@ def test_claim_6s_figure_draws_its_own_setting_at_width_256_where_it_ran(tmp_pat
                             "lr": lr}, "final": {"acc": a, "token_cov": 0.5}} for a in accs]
     cells = {f"t6/add/{v}-L{L}": runs(v, 64, 0.125, 3e-3, 0.3, 0.35)
              for v in ("mixit", "random") for L in (2, 4)}
-    where, rows = figures.depth_figure_rows(cells)
-    assert where == "Table 6" and [at[2] for _, at in rows] == ["t6/add/random-L2", "t6/add/mixit-L2"]
+    assert figures.depth_figure_rows(cells) == []
     for L in (2, 8, 16):
         cells[f"c6/add/random-w256-L{L}"] = runs("random", 256, 1 / 16, 1e-2, 0.99, 0.7)  # †
         cells[f"c6/add/random_ref-w256-L{L}"] = runs("random", 256, 0.02, 1e-2, 0.5, 0.52)
         cells[f"c6/add/mixit-w256-L{L}"] = runs("mixit", 256, 1 / 16, 1e-3, 1.0, 1.0)
-    where, rows = figures.depth_figure_rows(cells)
-    assert where.startswith("Table 6b")
+    rows = figures.depth_figure_rows(cells)
     assert [label for label, _ in rows] == ["Random, Q/K init 1/√d, lr 0.01",
                                             "Random, Q/K init 0.02, lr 0.01", "MixiT, 4 heads, lr 0.001"]
     assert {c for _, at in rows for c in at.values()} == {c for c in cells if c.startswith("c6/")}
@@ -4444,26 +4445,6 @@ def test_claim_4s_figure_draws_every_budget_tried_and_rings_the_one_read(tmp_pat
                                                 (24000, 3.3)]
     assert sorted(round(float(l.get_ydata()[0]), 2) for l in bits.lines if l.get_linestyle() == ":") == [1.13, 2.98]
     plt.close(drawn["fig"])
-
-
-def test_the_study_figures_are_drawn_only_from_their_cells(tmp_path, monkeypatch):
-    """plot_context joins Table 2's lm cells (context 64) with the study's s2/lm<T> cells; with
-    only one context there is no curve to draw and no file is written. The seeds' strip plot
-    waits for the draw study's own seeds."""
-    import figures
-    monkeypatch.setattr(figures, "PLOT_DIR", str(tmp_path))
-    runs = lambda T, *bpb: [{"config": {"task_size": T}, "final": {"bpb": b, "loss": b}} for b in bpb]  # noqa: E731
-    cells = {"t2/lm/standard": runs(64, 2.0, 2.1), "t2/lm/mixit": runs(64, 3.3)}
-    figures.plot_context(cells, "quick")
-    assert not (tmp_path / "lm_context_quick.png").exists()
-    cells["s2/lm256/standard"] = runs(256, 1.8, 1.9)
-    figures.plot_context(cells, "quick")
-    assert (tmp_path / "lm_context_quick.png").stat().st_size > 0
-    figures.plot_seeds(cells)  # the draw study's strip plot: only once seeds 3-9 ran
-    assert not (tmp_path / "seeds_quick.png").exists()
-    cells["s1/lm/standard"] = [{"final": {"loss": 1.4}}]
-    figures.plot_seeds(cells)
-    assert (tmp_path / "seeds_quick.png").stat().st_size > 0
 
 
 def test_the_claims_table_states_its_cost_without_the_studies():

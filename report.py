@@ -560,13 +560,6 @@ BELIEVE = {
         "MixiT as the reference code ships it reads as our MixiT does: the same tests hold "
         "and the same one fails.",
         "As claim 4."),
-    ("4", NOT_RUN): (
-        "Not settled: the learning-rate grid of claim 4's cells, or a ladder at the lr it chose, "
-        "has not finished.",
-        "Width 16, a table no variant holds whole."),
-    ("4ˢ", NOT_RUN): (
-        "Not settled: as claim 4.",
-        "As claim 4."),
     ("5", NOT_RUN): (
         "Nothing yet: the seeds of 4 and 16 heads disagree, and 2 and 8 heads have not "
         "finished.",

@@ -323,7 +323,7 @@ def prose(doc):
 def bare(sentence):
     """A sentence with each marker as ⟦m⟧, without code, links and addresses (code names, not
     renders)."""
-    s = re.sub(r"<!--=.*?<!--/-->", " ⟦m⟧ ", sentence, flags=re.S)
+    s = re.sub(r"<!--=.*?-->", " ⟦m⟧ ", sentence, flags=re.S)
     s = re.sub(r"\[[^\]]*\]\(https?:[^)]*\)", " ", s)  # a link out: a citation, text and all
     return re.sub(r"`[^`]*`|\]\([^)]*\)|https?://\S+", " ", s)
 
@@ -353,8 +353,7 @@ TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconc
 def unsourced(doc):
     """(kind, sentence) for each sentence of a Markdown doc that breaks the rule above: 'typed
     number' or 'typed verdict'. The paper's numbers, in '(paper ...)', are the paper's."""
-    doc = re.sub(r"```.*?```", "", doc, flags=re.S)  # code blocks, and rendered blocks (between
-    doc = re.sub(r"^(<!-- [^=].*? -->)$.*?^\1$", "", doc, flags=re.S | re.M)  # <!-- X --> lines)
+    doc = re.sub(r"```.*?```", "", doc, flags=re.S)  # code blocks
     parts = re.split(r"^#{1,6} (.*)$", doc, flags=re.M)
     found = []
     for heading, text in zip([""] + parts[1::2], parts[::2]):
@@ -738,9 +737,9 @@ def lr_wanted(cells, base, lr, seed, final_only=False):
 
 
 # -----------------------------------------------------------------------------
-# Numbers in prose. A number that README.md or FINDINGS.md states outside a rendered table sits
-# between two markers that say where it comes from, and report.py rewrites it from the records:
-#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param -->(the value)<!--/--> bits
+# Numbers in prose. A number that a document states outside a rendered table is a marker in its
+# template that says where the number comes from, and report.py writes it from the records:
+#     MixiT stores <!--= quick c4/memorize/mixit bits_per_param --> bits
 # The spec is `FILE CELL KEY [FORMAT]`, FILE being results/FILE.jsonl.
 # CELL: a tag without its seed (shell wildcards allowed), or a whole tag with /sN; a,b: both;
 #   a,!c: a's runs but c's; CELL@read: the budget claim 4 reads of a ladder (capacity_cell);
@@ -752,15 +751,10 @@ def lr_wanted(cells, base, lr, seed, final_only=False):
 #   speedup:VARIANT (bench.py); ms:VARIANT, samples:VARIANT; compiled:VARIANT, written:VARIANT
 #   (TWO_WAYS).
 # FORMAT: pm (mean ± std, the default), mean, seeds, range, each with :DIGITS; n (the seeds of
-#   each matching cell, "3" or "3-5"); ran ("ran (n = N)", or "has not run": the one format a
-#   missing cell does not fail). Words of comparison, by the rules the verdicts use, so that a
-#   sentence cannot say more than its records: vs:CELL2[=KEY2] (compare), share:LO,HI
-#   (share_words), ratio:CELL2 (ratio_words), trend, floor (floor_words), doubling and gain (where
-#   a ladder's doubling stands, and what settled it).
+#   each matching cell, "3" or "3-5"). Words of comparison, by the rules the verdicts use, so
+#   that a sentence cannot say more than its records: vs:CELL2[=KEY2] (compare), share:LO,HI
+#   (share_words), floor (floor_words), gain (what settled a ladder's doubling).
 # A rendered number keeps the table's marks: † (unstable) and ° (an earlier recipe).
-CLIMBING = 0.01  # `trend`: a mean gain above this over the last evaluation interval is rising
-TAIL = 0.1  # `trend`: a learning rate under this fraction of its peak is the schedule's tail
-NUMBER = re.compile(r"<!--= ([^>]*?) -->(.*?)<!--/-->", re.S)
 
 
 # A setting timed both ways (bench.py --compile-vs-eager, --sdpa-vs-written): the setting, and
@@ -805,28 +799,18 @@ def same_value(x, text):
 
 
 def number(spec, records_of, record_values=record_values):
-    """The text of one marked number (NUMBER); records_of(FILE): a file's records."""
+    """The text of one marked number; records_of(FILE): a file's records."""
     parts = spec.split()
     if len(parts) not in (3, 4):
         raise ValueError(f"'{spec}': expected FILE CELL KEY [FORMAT]")
     name, pattern, key = parts[:3]
     fmt, _, digits = (parts[3] if len(parts) == 4 else "pm").partition(":")
-    if fmt == "ran":  # the records' state: whether a cell has run, and with how many seeds
-        try:
-            return f"ran (n = {number(f'{name} {pattern} {key} n', records_of, record_values)})"
-        except ValueError:
-            return "has not run"
-
-    def cells():  # the file's current runs by cell
-        by = collections.defaultdict(list)
-        for r in records_of(name):
-            by[cell_of(r["config"]["tag"])].append(r)
-        return by
+    cells = collections.defaultdict(list)  # the file's current runs by cell
+    for r in records_of(name):
+        cells[cell_of(r["config"]["tag"])].append(r)
 
     def read(p):  # CELL@read: the budget a capacity claim reads of the ladder CELL (capacity_cell)
-        if not p.endswith("@read"):
-            return p
-        c = capacity_cell(cells(), p[:-len("@read")])[0]
+        c = capacity_cell(cells, p[:-len("@read")])[0] if p.endswith("@read") else p
         if c is None:
             raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {p}")
         return c
@@ -834,8 +818,8 @@ def number(spec, records_of, record_values=record_values):
     def runs_of(pattern):  # CELL may list several patterns: a,b or a,!c; and end in [KEY=VALUE&...]
         pattern, _, where = pattern.partition("[")
         conds = [c.partition("=")[::2] for c in where.rstrip("]").split("&") if c]
-        pats = [("!" + read(p[1:])) if p[:1] == "!" else read(p) for p in pattern.split(",")]
-        keep, leave = [p for p in pats if p[:1] != "!"], [p[1:] for p in pats if p[:1] == "!"]
+        keep = [read(p) for p in pattern.split(",") if p[:1] != "!"]
+        leave = [read(p[1:]) for p in pattern.split(",") if p[:1] == "!"]
 
         def matches(patterns):  # does a whole tag (with its seed) or its cell match one?
             rx = re.compile("|".join(fnmatch.translate(p) for p in patterns) or r"(?!)")
@@ -851,24 +835,14 @@ def number(spec, records_of, record_values=record_values):
     def values_of(pattern, key=key):  # KEY's values over the runs of a cell
         return [v for r in runs_of(pattern) for v in record_values(r, key)]
     runs = runs_of(pattern)
-    if fmt == "doubling":  # where a ladder's doubling stands (read_budget), CELL its base budget
-        by = cells()
-        settled, (top, _) = read_budget(by, pattern, key), capacity_cell(by, pattern)
-        return (f"settled at {settled[1]} steps" if settled else "not doubled" if top == pattern
-                else f"not settled by doubling up to {budget_of(by[top])} steps")
     if fmt == "gain":  # what settled a ladder (CELL its base budget): its next doubling
-        by = cells()
-        settled = read_budget(by, pattern, key)
+        settled = read_budget(cells, pattern, key)
         if not settled:
             raise ValueError(f"'{spec}': the ladder {pattern} has not settled")
-        c2 = next(c for s, c in ladder(by, pattern) if s == 2 * settled[1])
-        return doubling_words(*paired(by, settled[0], c2, key))
-    if fmt == "trend":
-        return trend(runs)
+        c2 = next(c for s, c in ladder(cells, pattern) if s == 2 * settled[1])
+        return doubling_words(*paired(cells, settled[0], c2, key))
     if fmt == "floor":
         return floor_words(values_of(pattern), baseline({"c": runs}, "c"), key)
-    if fmt == "ratio":  # this cell's mean over CELL2's (or CELL2's KEY2, CELL2=KEY2)
-        return ratio_words(values_of(pattern), values_of(*digits.split("=")))
     if fmt in ("vs", "share"):
         others = [digits] if fmt == "vs" else digits.split(",")  # vs: one CELL2, maybe a,b
         return compare(values_of(pattern), [values_of(*c.split("=")) for c in others], fmt)
@@ -908,8 +882,8 @@ def number(spec, records_of, record_values=record_values):
     if fmt == "mean" or len(values) == 1:
         return show(m) + marks + pooled
     if fmt != "pm":
-        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds, range, n, ran, trend, "
-                         "floor, doubling, vs or share)")
+        raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds, range, n, floor, vs, "
+                         "share or gain)")
     return f"{show(m)} ± {show(sd)}{marks}{pooled}"
 
 
@@ -925,13 +899,6 @@ def compare(mine, others, how):
     ends = [100 * (x - a) / (b - a) for x in band(mine) for a in band(others[0])
             for b in band(others[1]) if b != a]
     return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo), min(ends), max(ends))
-
-
-def ratio_words(mine, other):
-    """'R (LO to HI over the spread)': one cell's mean over another's, at their spreads' ends."""
-    ends = [x / y for x in band(mine) for y in band(other)]
-    r = mean_std(mine)[0] / mean_std(other)[0]
-    return f"{r:.2f} ({min(ends):.2f} to {max(ends):.2f} over the spread)"
 
 
 def band(values):  # a cell's mean - std and mean + std
@@ -964,32 +931,3 @@ def floor_words(values, found, key):
     if d - (sd if loss else 100 * sd) <= (0.01 if loss else 1):
         return "at the floor"
     return f"{d:.3f} nats below the floor" if loss else f"{d:.1f} points above the floor"
-
-
-def at_target(r):  # did a run stop because it reached --stop_acc (not --patience's plateau)?
-    return "--stop_acc" in r.get("stop", {}).get("reason", "")
-
-
-def trend(runs):
-    """What a cell's runs did over their last evaluation interval: 'stopped at its target', 'still
-    rising' (a mean gain above CLIMBING) or 'level'; at the schedule's tail (lr under TAIL of its
-    peak), level is no test of convergence."""
-    if all(map(at_target, runs)):
-        return "stopped at its target"
-    gains = [r["history"][-1]["acc"] - r["history"][-2]["acc"] for r in runs]
-    climbing = sum(gains) / len(gains) > CLIMBING
-    tail = all(lr_fraction(r["config"], r["history"][-2]["step"]) < TAIL for r in runs)
-    words = ("still rising" if climbing else "level") + " over its last evaluation interval"
-    if not tail:
-        return words
-    return words + (", at its schedule's tail" if climbing else
-                    " (its schedule's tail, where the learning rate is near 0: no test of "
-                    "convergence)")
-
-
-def lr_fraction(config, step):
-    """The lr at a step over its peak: mixit.get_lr again (reading records needs no model)."""
-    warmup, steps = config["warmup"], config["steps"]
-    if step < warmup:
-        return (step + 1) / warmup
-    return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, steps - warmup))))

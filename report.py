@@ -16,7 +16,6 @@ Here: the claims and tables; records.py holds the rules, figures.py the figures,
 import argparse
 import collections
 import dataclasses
-import fnmatch
 import functools
 import hashlib
 import json
@@ -27,16 +26,15 @@ import sys
 import bench
 import figures
 import tasks
-from records import (DRAW_ROWS, HOME, NAMES, NUMBER, UNSTABLE, VARIANTS, at_depths, baseline,
-                     beyond, both, cell_of, config_of, current, differ, draw_runs, draw_values,
-                     either, entry, final, first_at, floor, load, mean_std, number, old, outcome,
-                     over_spread, pct, read_records, record_values, same, stat, table, unsourced,
-                     unstable, comments, at_target, budget_of, capacity_cell, doubled, doubling,
-                     ladder, paired, read_budget, readable, CAPACITY, CAPACITY_ROWS, LADDERED,
-                     LADDER_SEEDS, READ_SEEDS, SETTLED, STEPS, move)
-from records import (LR, NOT_RUN, PARTLY, REPRODUCED, SEEDS_DISAGREE,
-                     Tests, all_or_nothing, lr_grid, lr_text, more_solved, shared_lr, solved,
-                     tuned_view, CAP)
+from records import (CAP, CAPACITY, CAPACITY_ROWS, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, LR,
+                     NAMES, NOT_RUN, PARTLY, READ_SEEDS, REPRODUCED, SEEDS_DISAGREE, SETTLED,
+                     STEPS, UNSTABLE, VARIANTS, Tests, all_or_nothing, at_depths, baseline, beyond,
+                     both, budget_of, capacity_cell, comments, config_of, current, doubled,
+                     doubling, draw_runs, draw_values, either, entry, final, first_at, floor,
+                     ladder, load, lr_grid, lr_text, mean_std, more_solved, move, number, old,
+                     outcome, over_spread, paired, pct, read_budget, read_records, readable,
+                     record_values, same, shared_lr, solved, stat, table, tuned_view, unsourced,
+                     unstable)
 
 FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
 # The documents report.py renders, each from its template, which holds the markers ("The
@@ -523,59 +521,6 @@ def claim_rows(cells, need=1):
     return n, rows
 
 
-# Which verdicts rest on a budget (Table 13). An accuracy cell that has not settled by doubling
-# and whose seeds are not all at CEILING (or at their target) is read at a budget: the verdict is
-# judged again with it raised to 100%, a bound on what more steps could do.
-CEILING = 0.995
-
-
-def budget_kind(cells, c):
-    """What more steps could do to a cell a verdict reads: 'doubling settled', 'doubling waits', 'at
-    its ceiling', 'a loss' or 'a benchmark' (not bounded here), or 'budget'."""
-    base = STEPS.sub("", c)  # a ladder: claim 4's capacity cells, or any cell doubled once
-    if (base.startswith("c4/memorize/") and base.split("/")[2] in LADDERED
-            or doubled(cells, base)):
-        return "doubling " + ("settled" if readable(cells, base) else "waits")
-    runs = cells.get(c, [])
-    if any("final" not in r for r in runs):
-        return "a benchmark"
-    if any(r["config"].get("task") == "lm" for r in runs):
-        return "a loss"
-    if runs and all(r["final"]["acc"] >= CEILING or at_target(r) for r in runs):
-        return "at its ceiling"
-    return "budget"
-
-
-def raised(runs):  # a cell's records as if more steps had taken each seed to 100%
-    def up(f):  # bits per parameter grow with the accuracy (the same table, the same model)
-        bits = f.get("bits_per_param")
-        return {**f, "acc": 1.0, **({"bits_per_param": bits / f["acc"]} if bits else {})}
-    return [{**r, "final": up(r["final"])} for r in runs]
-
-
-def verdict_budget_rows(cells, need=1):
-    """Table 13: per claims row, its verdict, the cells it reads at a budget, the verdict with each
-    raised to 100%, and the doublings it waits for."""
-    rows = []
-    for claim, _, rule, judge in CLAIMS:
-        ours, tests, partly, where, reads = judge(Reader(cells))
-        now = verdict(tests, partly, reads, Reader(cells), rule, need)
-        kinds = {c: budget_kind(cells, c) for c in dict.fromkeys(reads) if c in cells}
-        at_budget = [c for c, kind in kinds.items() if kind == "budget"]
-        doubling_ = [c for c, kind in kinds.items() if kind == "doubling waits"]
-        changed = []
-        for c in at_budget:
-            lifted = {**cells, c: raised(cells[c])}
-            _, t, p, _, r = judge(Reader(lifted))
-            then = verdict(t, p, r, Reader(lifted), rule, need)
-            if then != now:
-                changed.append(f"{c} → {then}")
-        rows.append([claim.split(".")[0], now, ", ".join(f"`{c}`" for c in at_budget) or "none",
-                     "; ".join(changed) or "no change",
-                     ", ".join(f"`{c}`" for c in doubling_) or "none"])
-    return rows
-
-
 def claim_verdicts(rows, scale):
     """FINDINGS' verdict sentence per claim, with its re-reading rows: one piece each."""
     by = collections.defaultdict(list)
@@ -614,13 +559,6 @@ BELIEVE = {
     ("4ˢ", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
         "MixiT as the reference code ships it reads as our MixiT does: the same tests hold "
         "and the same one fails.",
-        "As claim 4."),
-    ("4", NOT_RUN): (
-        "Not settled: the learning-rate grid of claim 4's cells, or a ladder at the lr it chose, "
-        "has not finished.",
-        "Width 16, a table no variant holds whole."),
-    ("4ˢ", NOT_RUN): (
-        "Not settled: as claim 4.",
         "As claim 4."),
     ("5", NOT_RUN): (
         "Nothing yet: the seeds of 4 and 16 heads disagree, and 2 and 8 heads have not "
@@ -742,34 +680,6 @@ def verdicts(cells, need=1, claims=None):
             "shares.\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence", "at the shared lr"],
                     rows))
-
-
-def dtype_check(cells, other, name):
-    """Does another dtype (other: its cells) change a result? Each claim's verdict beside fp32's,
-    and every cell beyond fp32's spread."""
-    (n, rows), (_, rows2) = claim_rows(cells), claim_rows(other)
-    out = [f"**{name} check**: the quick list again in {name} autocast (`CPU_DTYPE={name} bash "
-           f"run_all.sh --quick`, on a CPU with native {name}; no `--claims` runs, so a row "
-           f"that reads Table 11 in fp32 reads Table 1 or 3 here), against the published fp32 "
-           f"cells: the fp32 verdicts are the claims table's (FINDINGS; n = {n}).",
-           table(["claim", f"verdict, fp32 (n={n})", f"verdict, {name}", f"ours, {name}"],
-                 [[a[0], a[3], b[3], b[2]] for a, b in zip(rows, rows2)])]
-    diffs, compared = [], 0
-    for cell, runs in sorted(other.items()):
-        key = "loss" if cell.startswith(("t2/", "s2/")) else "acc"
-        mine, theirs = final(cells, cell, key), final(other, cell, key)
-        # t6's 2-layer cells borrow Table 3's runs: those are compared once, as t3's
-        borrowed = any(not r.get("config", {}).get("tag", cell).startswith(cell) for r in runs)
-        if not mine or not theirs or cell.startswith("t7/") or borrowed:
-            continue
-        compared += 1
-        if differ(mine, theirs):
-            scale, digits = (1, 3) if key == "loss" else (100, 1)
-            diffs.append(f"{cell} {stat(theirs, scale, digits, False)} vs "
-                          f"{stat(mine, scale, digits, False)}")
-    out.append(f"Cells beyond the fp32 seeds' spread: {len(diffs)} of {compared}"
-               + (": " + "; ".join(diffs) if diffs else "") + ".")
-    return "\n\n".join(out)
 
 
 # -----------------------------------------------------------------------------
@@ -1183,19 +1093,6 @@ TABLES = [
           "depends on the budget, not a verdict.",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
-    Table("Table 13. Verdicts that rest on a budget",
-          ": for each claims row, the accuracy cells it reads at a budget (neither settled by "
-          "doubling, Table 12, nor at their ceiling: every seed at "
-          f"{100 * CEILING:g}% or more, or stopped at its target), the verdict with each such cell "
-          "raised to 100% alone (what the row would read if more steps solved that cell; more steps "
-          "can also lower a cell, so this is no bound: where it changes, that "
-          "cell's budget is the one to double next), and the doubled cells it waits for: their "
-          f"doubling has not settled, or the budget read has fewer than {READ_SEEDS} seeds. Losses "
-          "(claim 8) and benchmarks (claim 7) are not raised here.",
-          ["row", "verdict", "cells read at a budget", "verdict with one raised to 100%",
-           "waits for (Table 12)"],
-          lambda cells: verdict_budget_rows(cells),
-          when=lambda cells: any(c.startswith("c4/") for c in cells)),
     Table("Table 14. Learning rate, chosen per cell on validation data",
           " (`run_all.sh --lr-sweep`): each cell that claims 1, 2, 3 and 8 read, at a grid of "
           "learning rates half a decade apart, seeds 0 and 1, scored at the end on a validation "
@@ -1293,52 +1190,6 @@ STUDIES = [
 ]
 
 
-# The probes: runs outside the tables (results/extra.jsonl) that chose a recipe or tested an
-# explanation: (its cells, what it decided)
-PROBES = [
-    ("x/quick-hop-k2/hop/mixit", "2 hops let 'copy the current token' score: tables use 3"),
-    ("x/claims-3x/c1/copy/mixit", "MixiT's copy seeds still apart: more steps"),
-    ("x/claims-4000/c1/copy/mixit", "still apart: Table 11's copy cell gets 8000 steps"),
-    ("x/claims-3x/c3/modadd/mixit", "a seed not yet grokked: Table 11's modadd gets 8000"),
-    ("x/needle6-frozen_qk-*", "the reference's Q/K init: in single runs, lr, steps, width do not lift it"),
-    ("x/qk125-needle,x/qk25-needle", "the Q/K init scale matters: the default is N(0, 1/d)"),
-    ("x/long-dyck6-standard", "the reference's negatives: dyck's interior is shuffled since"),
-    ("x/long-mem128-standard", "Table 4 reads a budget: Table 11 asks at width 16"),
-    ("x/c4-n256-w32/memorize/standard", "n = 256 at width 32: too few passes"),
-    ("x/mixit-mult/memorize", "the reference's first width multiplier alone"),
-    ("x/t5-1000steps-*", "Table 5 at 1000 steps: it trains 4000"),
-    ("x/add10-w256-mixit64/*", "the paper recipe runs MixiT on add at lr 3e-4"),
-    ("x/c6-mixit-w256-L16-lr3e-4", "deep MixiT at a lower lr (seeds 0, 2): a hypothesis"),
-    ("x/c6-mixit-heads64-L8-lr1e-3", "8-layer MixiT at Table 5's setting: undecided (†)"),
-    ("x/hop16-L5-w128/*", "16-hop at width 128: the paper recipe runs hop at 3e-4 (single runs, under a point apart)"),
-    ("x/paper-long/frozen_qk-needle30/*", "Frozen-QK at width 512: retrieval at lr 3e-4"),
-    ("x/paper-long/frozen_qk-induction64/*", "the same on induction"),
-    ("x/paper-long/frozen_qk-modadd599/*", "modadd-599 needs more steps"),
-    ("x/t6-mixit-L16-shipped-3000", "MixiT as shipped (`--mixit_shipped`) at 16 layers on an H100, "
-     "cut to 3000 steps to fit a call: n = 1, decides nothing"),
-]
-
-
-def probe_rows():
-    """A row per probe: what its runs share, then each result after what sets it apart."""
-    rows = []
-    for pattern, decided in PROBES:
-        by = collections.defaultdict(list)  # one result per setting
-        for r in current(read_records("results/extra.jsonl")):
-            if any(fnmatch.fnmatchcase(cell_of(r["config"]["tag"]), p) for p in pattern.split(",")):
-                c = r["config"]
-                qk = c.get("qk_init_std") or 0.02  # records before the field: the 0.02 default
-                by[(f"{c['task']}-{c['task_size']}", NAMES.get(c["variant"], c["variant"]),
-                    f"width {c['n_embd']}", f"{c['n_layer']} layers", f"{c['n_head']} heads",
-                    f"lr {c['lr']:g}", f"Q/K init {qk:g}" * (c["variant"] == "frozen_qk"),
-                    f"{r['steps']} steps run")].append(r["final"]["acc"])
-        common = [x for x in next(iter(by), ()) if x and all(x in k for k in by)]
-        rows += [[f"`{pattern}`", ", ".join(common), sum(map(len, by.values())), "; ".join(
-            ", ".join(x for x in k if x and x not in common) + ": " * (len(by) > 1)
-            + stat(accs, n=False) for k, accs in by.items()), decided]] * bool(by)  # if it ran
-    return rows
-
-
 def render_studies(cells):
     """The STUDIES' tables, from the `--studies` cells; '' if none ran."""
     if not any(c.startswith(("t9/", "t10/", "s1/", "s2/")) for c in cells):
@@ -1368,11 +1219,9 @@ def task_size(spec):
     return str(tasks.TASKS[name][1 if which == "cpu" else 2])
 
 
-def fill_numbers(text, problems=None, marked=False):
-    """text with each marked number (MARK) replaced by its value from the records. marked=True
-    keeps the marker around the value, `<!--= SPEC -->value<!--/-->` (records.NUMBER), for the
-    prose rule, which must tell a rendered number from a typed one. A number that no record gives
-    keeps its bare marker and is named in problems (a list), never guessed."""
+def fill_numbers(text, problems=None):
+    """text with each marked number (MARK) replaced by its value from the records. A number that
+    no record gives keeps its bare marker and is named in problems (a list), never guessed."""
     @functools.cache
     def records_of(name, every=False):  # every: superseded records too (a CELL[KEY=VALUE])
         records = read_records(f"results/{name}.jsonl")
@@ -1380,13 +1229,12 @@ def fill_numbers(text, problems=None, marked=False):
 
     def one(m):
         try:
-            value = (task_size(m[1]) if m[1].startswith("tasks ")
-                     else number(m[1], records_of, bench_values))
+            return (task_size(m[1]) if m[1].startswith("tasks ")
+                    else number(m[1], records_of, bench_values))
         except ValueError as e:
             if problems is not None:
                 problems.append(str(e) if m[1] in str(e) else f"'{m[1]}': {e}")
-            return m[0] + "?<!--/-->" if marked else m[0]  # the bare marker says which
-        return f"{m[0]}{value}<!--/-->" if marked else value
+            return m[0]  # the bare marker says which
     return MARK.sub(one, text)
 
 
@@ -1451,28 +1299,21 @@ def render_scale(scale, draw=True, recompute_init=False):
     cells = scale_cells(scale)
     drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]
-    if scale == "quick":
+    if scale == "quick":  # the covariance at init, and the efficiency tables (ENGINEERING)
         parts += [figures.covariance_at_init(setting, draw, recompute=recompute_init)
                   for setting in figures.INIT_SETTINGS]
-        other = load("results/quick-bfloat16.jsonl")  # CPU_DTYPE=bfloat16 bash run_all.sh --quick
-        if other:
-            parts.append(dtype_check(cells, other, "bfloat16"))
+        parts.append("**Efficiency** (`bench.efficiency`, FINDINGS' Efficiency section)\n\n"
+                     + bench.efficiency())
     md = "\n\n".join(p for p in parts if p)
-    if scale == "quick":  # the probes (FINDINGS) and the efficiency tables (tables_quick.md)
-        md += ("\n\n**Probes**: runs outside the tables that chose a recipe or tested an "
-               "explanation; accuracy (%) mean ± std over the n runs of one setting.\n\n"
-               + table(["cell", "setting", "n", "accuracy (%)", "what it decided"], probe_rows())
-               + "\n\n**Efficiency** (`bench.efficiency`, FINDINGS' Efficiency section)\n\n"
-               + bench.efficiency())
-    rows = claim_rows(cells, need=3 if scale.startswith("paper") else 1)
-    claims = verdicts(cells, 3 if scale.startswith("paper") else 1, rows)
+    need = 3 if scale.startswith("paper") else 1  # seeds a cell needs for a verdict
+    rows = claim_rows(cells, need)
+    claims = verdicts(cells, need, rows)
     out = {f"results/tables_{scale}.md": claims + "\n\n" + md + "\n"}
     if drawn and scale in ("quick", "paper"):
         out[FIGURES] = figure_index(drawn)
-    # the blocks: whole parts (README: the verdicts), or one table where the text needs it
-    # (pieces), with each claim's verdict sentence
-    blocks = {"verdicts": claims, "tables": md,
-              "tuning": tuning(cells, rows[1])}
+    # the blocks: whole parts (the claims table, the glance, the cost, what tuning changed), or
+    # one table where the text needs it (pieces), with each claim's verdict sentence
+    blocks = {"verdicts": claims, "tuning": tuning(cells, rows[1])}
     if scale == "quick":  # (both scales' verdicts)
         paper = scale_cells("paper")
         paper_n, paper_rows = claim_rows(paper, need=3)
@@ -1521,10 +1362,9 @@ def render_all(scale, draw=True, recompute_init=False):
 
 
 def surfaces():
-    """{name: text} of the prose that states results: the documents' templates, each number
-    rendered and still marked (a typed number is one without its marker), and run_all.sh's
-    comments."""
-    out = {t: fill_numbers(open(t).read(), marked=True) for t in DOCS.values() if os.path.exists(t)}
+    """{name: text} of the prose that states results: the documents' templates (a number that a
+    marker renders reads as the marker, a typed one as itself), and run_all.sh's comments."""
+    out = {t: open(t).read() for t in DOCS.values() if os.path.exists(t)}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = comments(open("run_all.sh").read())
     return out

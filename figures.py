@@ -180,6 +180,23 @@ def plot_needle(cells, scale):
     save(f"needle_vs_pairs_{scale}.png")
 
 
+def plot_lm_curves(cells, scale):
+    """Claim 8 (Table 2's rows): each seed's validation loss at each evaluation, a colour per
+    variant (a dot per evaluation: the line between two says nothing)."""
+    if not any(c.startswith("t2/lm/") for c in cells):
+        return
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for i, v in enumerate(VARIANTS):
+        for r in (runs := cells.get(f"t2/lm/{v}", [])):
+            at = [h for h in r["history"] if "loss" in h]
+            ax.plot([h["step"] for h in at], [h["loss"] for h in at], "o-", color=f"C{i}",
+                    linewidth=1, markersize=3, label=with_n(NAMES[v], [len(runs)]))
+    ax.set(xlabel="step", ylabel="validation loss (nats/byte)",
+           title=f"byte-level LM, every seed ({scale})")
+    legend_outside(fig)
+    save(f"lm_curves_{scale}.png")
+
+
 def depth_figure_rows(cells):
     """[(label, {depth: cell})] of claim 6's figure, which reads claim 6's own setting: Table 6b's
     rows at width 256 that ran (Random at both of its inits, MixiT)."""
@@ -319,7 +336,7 @@ def draw_all(cells, scale, paper_bits, dry=False):
     if scale.startswith("paper"):
         return {}
     fresh = {c: rs for c, runs in cells.items() if (rs := [r for r in runs if not r["superseded"]])}
-    for plot in (plot_needle, plot_depth, plot_lr_sweep):
+    for plot in (plot_needle, plot_lm_curves, plot_depth, plot_lr_sweep):
         plot(fresh, scale)
     plot_capacity(fresh, scale, paper_bits)
     return dict(DRAWN)

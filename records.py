@@ -442,7 +442,7 @@ def either(*tests):  # or, for True / False / None (open)
     return True if True in tests else None if None in tests else False
 
 
-# The verdict words (FINDINGS defines them)
+# The verdict words (docs/METHODS.md defines them)
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
 SEEDS_DISAGREE, AT_THRESHOLD, NOT_RUN = ("inconclusive: seeds disagree",
                                          "inconclusive: at the threshold", "not yet run")

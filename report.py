@@ -30,7 +30,7 @@ from records import (CAP, CAPACITY, CAPACITY_ROWS, DRAW_ROWS, HOME, LADDER_SEEDS
                      NAMES, NOT_RUN, PARTLY, READ_SEEDS, REPRODUCED, SEEDS_DISAGREE, SETTLED,
                      STEPS, UNSTABLE, VARIANTS, Tests, all_or_nothing, at_depths, baseline, beyond,
                      both, budget_of, capacity_cell, comments, config_of, current, doubled,
-                     doubling, draw_runs, draw_values, either, entry, final, first_at, floor,
+                     doubling, draw_runs, draw_values, either, entry, final, floor,
                      ladder, load, lr_grid, lr_text, mean_std, more_solved, move, number, old,
                      outcome, over_spread, paired, pct, read_budget, read_records, readable,
                      record_values, same, shared_lr, solved, stat, table, tuned_view, unsourced,
@@ -649,11 +649,10 @@ def claim_costs(cells, paper_cells):
     for claim, _, _, judge in CLAIMS:
         (n, s), (pn, ps) = (spent(c_, judge(Reader(c_))[4]) for c_ in (cells, paper_cells))
         rows.append([claim.split(".")[0], n, f"{s / 3600:.1f}", pn, f"{ps / 60:.0f}"])
-    return ("**What each claim cost**: the runs behind each claims row (the cells it reads, with "
-            "every budget and learning rate run for them; a run read by two rows counts in "
-            "each): CPU runs and hours at the quick scale (results/quick.jsonl), GPU runs and "
-            "minutes at the paper scale (results/paper.jsonl; each run's own time, runs packed on "
-            "one GPU each counted in full, so not GPU time). Probes and studies are not in it.\n\n"
+    return ("**What each claim cost**: the runs of the cells each claims row reads, every budget "
+            "and learning rate included (a run two rows read counts in each; no probes or "
+            "studies): CPU runs and hours at the quick scale, GPU runs and run-minutes at the "
+            "paper scale (each run's own time, packed runs counted in full: not GPU time).\n\n"
             + table(["row", "CPU runs", "CPU-hours", "GPU runs", "GPU run-minutes"], rows))
 
 
@@ -665,19 +664,14 @@ def verdicts(cells, need=1, claims=None):
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
     minutes = sum(r.get("wall_s", 0) for r in runs.values()) / 60
     return (f"**Claims.** Ours: mean ± std over n = {n} seeds per cell (a row whose cells have "
-            "another n shows it); the verdict follows the rule in its row, in one of six words "
-            "(docs/METHODS.md, 'The verdict words'): reproduced; partly "
-            "(naming the tests that fail); not reproduced; inconclusive: seeds disagree (a cell "
-            f"it reads has seeds more than {UNSTABLE} points apart, †); inconclusive: at the "
-            "threshold (a test's line falls inside a cell's mean ± std, and the verdict turns on "
-            "it); not yet run (a cell it reads has not run, has one run where the rule compares "
-            "spreads, ran an earlier recipe (°), or waits for a doubling or a sweep: the row says)"
-            + (f", or has fewer than {need} seeds" if need > 1 else "") + ". "
-            f"The {len(runs)} runs of this scale's tables and figures (Tables 1-8, 11-12 and the "
-            "claims' cells; not the studies, probes or benchmarks) took "
-            f"{minutes:.0f} minutes of run time (summed over runs). Where the learning-rate sweep ran (Table 14), each cell is read at the lr its "
-            "sweep chose; the last column gives the verdict with every variant at the lr its task "
-            "shares.\n\n"
+            f"another n shows it); †: seeds more than {UNSTABLE} points apart; °: a record of an "
+            "earlier recipe. The verdict follows the rule in its row, in one of six words "
+            "(docs/METHODS.md, 'The verdict words')"
+            + (f"; a cell with fewer than {need} seeds is not yet run" if need > 1 else "") + ". "
+            f"The {len(runs)} runs of this scale's tables and figures (Tables 1-6, 11, 12 and 14 "
+            "and the claims' cells; not the studies, probes or benchmarks) took "
+            f"{minutes:.0f} minutes of run time (summed over runs). Each cell is read at the lr "
+            "its sweep chose (Table 14); the last column, at the lr its task shares.\n\n"
             + table(["claim", "paper", "ours", "verdict", "rule", "evidence", "at the shared lr"],
                     rows))
 
@@ -705,15 +699,15 @@ class Table:
 
 
 def caption(cells, text):
-    """A caption's {size|every:PREFIX} and {steps|width:CELL} fields, read from the records."""
+    """A caption's {size:PREFIX} and {steps|width:CELL} fields, read from the records."""
     def field(m):
         kind, arg = m.groups()
-        if kind in ("size", "every"):
-            return str(config_of(cells, arg, "task_size" if kind == "size" else "eval_interval"))
+        if kind == "size":
+            return str(config_of(cells, arg))
         runs = cells.get(arg)
         return str(runs[0]["steps"] if kind == "steps" else runs[0]["config"]["n_embd"]) if runs \
             else "–"
-    return re.sub(r"\{(size|every|steps|width):([^}]*)\}", field, text)
+    return re.sub(r"\{(size|steps|width):([^}]*)\}", field, text)
 
 
 def shown(cells, x):
@@ -753,19 +747,6 @@ def lowest_loss(runs):
     return f"{stat([h['loss'] for h in best], 1, 3)} ({steps}){old(runs)}"
 
 
-def first_reaching(runs, target):
-    """'step (seconds)' of the first evaluation with acc >= target, per seed; '–' if none ran."""
-    if not runs:
-        return "–"
-    per_seed = []
-    for r in runs:
-        hit = first_at(r, target)
-        best = max(h.get("acc", 0) for h in r["history"])
-        per_seed.append(f"{hit['step']} ({hit['train_s']:.0f} s)" if hit
-                        else f"– ({100 * best:.1f}%)")
-    return ", ".join(per_seed) + old(runs)
-
-
 def yelp_heads(cells, cell, key):
     """Table 3b's MixiT with H heads, read from the MixiT row where that row has H heads."""
     h = int(cell.rsplit("heads", 1)[1])
@@ -793,7 +774,6 @@ SHOW = {
     "floor": floor,  # the best trivial rule on the task of the cells under a prefix
     "lowest": lambda cells, c, key: lowest_loss(cells.get(c, [])),
     "trainable": lambda cells, c, key: cells[c][0]["n_trainable"] if cells.get(c) else "–",
-    "reached 99%": lambda cells, c, key: first_reaching(cells.get(c, []), 0.99),
     # where the curve stood 1000 steps before its end (Table 11: flat, or still climbing?)
     "1000 steps earlier": lambda cells, c, key: stat([
         next(h["acc"] for h in reversed(r["history"]) if h["step"] <= r["steps"] - 1000)
@@ -963,8 +943,8 @@ def capacity_caption(cells):
 
 def yelp_caption(cells):
     how = "" if any(c.startswith("y/yelp/") for c in cells) else (
-        " *Not run: it needs the data (FINDINGS, 'Text classification'): "
-        "`YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
+        " *Not run: it needs the data (docs/METHODS.md, 'Recipe differences from the reference "
+        "code'): `YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
     return (": bidirectional models on the bytes of each review (context {size:y/yelp/}), test "
             "accuracy (%); [paper]; MixiT with 4 and 64 heads (paper, Table 5: more heads do not "
             "change Yelp)." + how)
@@ -1063,46 +1043,37 @@ TABLES = [
           when=lambda cells: "random-w256" in depth_rows(cells)),
     Table("Table 11. Claims 1-5 given more steps",
           " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
-          "(Table 1 stops at 1000), MixiT with 64 heads on add-{size:c3/add/} for "
-          "{steps:c3/add/mixit-heads64} steps and on dyck-{size:c3/dyck/} for "
-          "{steps:c3/dyck/mixit-heads64} steps (the paper's MixiT has 32-256 heads), the cells "
-          "of Tables 1 and 3 that run_all.sh gives more steps (copy, induction, modadd), and "
-          "memorization of a table that no variant holds whole "
-          "(n={size:c4/}, width {width:c4/memorize/standard}, each row at the budget it names: "
-          "Table 12): test accuracy (%), bits per trainable parameter, and the accuracy 1000 "
-          "steps before the end. Under the cosine schedule the learning rate is near 0 over those "
-          "steps: where the two agree, the schedule's tail changed little, which does not show "
-          "that more steps would not (Table 12 tests that by doubling).",
+          "(Table 1 stops at 1000); MixiT with 64 heads (the paper's has 32-256) on "
+          "add-{size:c3/add/} for {steps:c3/add/mixit-heads64} steps and on dyck-{size:c3/dyck/} "
+          "for {steps:c3/dyck/mixit-heads64}; the cells of Tables 1 and 3 that get more steps; "
+          "memorize n={size:c4/}, a table no variant holds whole (width "
+          "{width:c4/memorize/standard}, each row at the budget it names: Table 12). Test "
+          "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before the "
+          "end: where the two agree, the schedule's tail changed little, not that more steps "
+          "would not help (docs/METHODS.md, 'The doubling ladder').",
           ["cell", "accuracy (%)", "bits / trainable param", "1000 steps before the end"],
           plateau_rows,
           [[f" ({t})", floor_of(prefix), "–", "–"] for t, prefix in
            (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))],
           when=lambda cells: any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells)),
     Table("Table 12. Capacity budgets by doubling",
-          lambda cells: " (`run_all.sh --claims`, memorize n={size:c4/}, width "
-          "{width:c4/memorize/standard}): test accuracy (%) of each capacity cell at each budget "
-          "tried, each a run of its own with its own cosine schedule; after each doubling, the "
-          "change of the mean over the seeds that ran at both (points) and what it "
-          "did: settled where it moved less than the larger of their std at the two budgets or "
-          f"{SETTLED:g} point, noisy where a side is †, moved "
-          "otherwise. A cell is read at the first budget whose doubling "
-          f"settled, with {READ_SEEDS} seeds there; run_all.sh doubles the others again. The "
-          "last row applies claim 4's rule (bits per parameter) to the four variants' cells at "
-          "each budget (a cell settled below it at its settled budget), where each has at least "
-          f"{LADDER_SEEDS} seeds, all of them read: a reading that shows whether the verdict "
-          "depends on the budget, not a verdict.",
+          " (`run_all.sh --claims`, memorize n={size:c4/}, width {width:c4/memorize/standard}): "
+          "test accuracy (%) of each capacity cell at each budget, each a run with its own "
+          "cosine schedule; after a doubling, the change of the mean over the seeds that ran at "
+          "both (points): settled (less than the larger std of the two or "
+          f"{SETTLED:g} point), noisy (a side is †) or moved. Read at: the first settled budget, "
+          f"with {READ_SEEDS} seeds. The last row: claim 4's rule at each budget (a cell settled "
+          "below it at its settled budget), a reading, not a verdict (docs/METHODS.md, 'The "
+          "doubling ladder').",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
     Table("Table 14. Learning rate, chosen per cell on validation data",
-          " (`run_all.sh --lr-sweep`): each cell that claims 1, 2, 3 and 8 read, at a grid of "
-          "learning rates half a decade apart, seeds 0 and 1, scored at the end on a validation "
-          "set the test never sees (accuracy %; lm: loss in nats/byte, lower is better): fresh "
-          "draws of the training side of the split (a draw may repeat a training draw, as two "
-          "training draws may); modadd and lm hold theirs out of training for these runs, and "
-          "memorize (claim 4, 24000 steps) is scored on the table it trains on, as its test is. "
-          "The lr chosen is the best mean; the shared lr stays where the best is within its "
-          "spread (shared); edge: the best is the grid's outermost lr. The test score is at the "
-          "chosen lr (n = 3) and at the shared one; the claims table reads the first.",
+          " (`run_all.sh --lr-sweep`): each cell that claims 1-3 and 8 read, and claim 4's at "
+          "24000 steps, at each lr of a grid: the validation score at the end, mean ± std of "
+          "seeds 0 and 1 (accuracy %; lm: loss in nats/byte, lower is better; memorize: on the "
+          "table it trains on). Chosen: the best mean (best; edge: the grid's outermost lr), or "
+          "the shared lr where the best is within its spread (shared); the test score at each. "
+          "How: docs/METHODS.md, 'Each variant at its own learning rate'.",
           ["cell", "shared lr", "validation score at each lr (seeds 0-1)", "chosen lr",
            "test at the chosen lr", "test at the shared lr"],
           sweep_rows, when=lambda cells: any(LR.search(c) for c in cells)),
@@ -1110,27 +1081,21 @@ TABLES = [
           " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
           "faster per sample than Standard.",
           ["variant", "ms/step", "samples/s", "vs Standard"], bench.bench_rows, note=bench.bench_note),
-    Table("Table 8. Steps to result",
-          ": the first evaluation (every {every:t1/} steps) at which test accuracy reached 99%, "
-          "and the training seconds to it; `–` (best %) where it never did. The recipe is the "
-          "scale's settings in run_all.sh; a step is one batch.",
-          ["variant"] + RETRIEVAL + T3[:3],
-          [[NAMES[v]] + [Cell(f"{HOME[t]}/{v}", show="reached 99%") for t in RETRIEVAL + T3[:3]]
-           for v in T1_ROWS]),
 ]
 
 
 def render(cells, scale):
-    """Tables 1-8 and 11 of a scale, from its cells (the studies: render_studies)."""
-    out = [f"Accuracies are mean ± std over n seeds; **†**: the seeds lie more than {UNSTABLE} "
-           "points apart, so the cell is unstable at its budget: read its spread, not its mean."
+    """Tables 1-7 and 11-14 of a scale, from its cells (the studies: render_studies)."""
+    records = {r["config"]["tag"]: r for runs in cells.values() for r in runs}  # borrowed once
+    minutes = sum(r.get("wall_s", 0) for r in records.values()) / 60
+    # (the total goes first: a paragraph after the last table would be placed with it)
+    out = [f"This scale's records: {len(records)} runs, {minutes:.0f} minutes of run time in total "
+           "(summed over parallel runs). Accuracies are mean ± std over n seeds; **†**: the seeds "
+           f"lie more than {UNSTABLE} points apart, so the cell is unstable at its budget: read "
+           "its spread, not its mean."
            + (" **°**: a record of an earlier recipe, which run_all.sh reruns (no verdict rests "
               "on it)." if any(old(runs) for runs in cells.values()) else "")]
     out += [text for t in TABLES if (text := render_table(cells, t))]
-    records = {r["config"]["tag"]: r for runs in cells.values() for r in runs}  # borrowed once
-    minutes = sum(r.get("wall_s", 0) for r in records.values()) / 60
-    out.append(f"{len(records)} runs, {minutes:.0f} minutes of run time in total (summed over "
-               "parallel runs).")
     return "\n\n".join(out)
 
 
@@ -1302,7 +1267,7 @@ def render_scale(scale, draw=True, recompute_init=False):
     if scale == "quick":  # the covariance at init, and the efficiency tables (ENGINEERING)
         parts += [figures.covariance_at_init(setting, draw, recompute=recompute_init)
                   for setting in figures.INIT_SETTINGS]
-        parts.append("**Efficiency** (`bench.efficiency`, FINDINGS' Efficiency section)\n\n"
+        parts.append("**Efficiency** (`bench.efficiency`; docs/ENGINEERING.md, 'Efficiency')\n\n"
                      + bench.efficiency())
     md = "\n\n".join(p for p in parts if p)
     need = 3 if scale.startswith("paper") else 1  # seeds a cell needs for a verdict

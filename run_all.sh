@@ -57,10 +57,11 @@
 # of M left, to go on in such a call: only when one follows, or its state is lost. PIECES=keep,
 # where the state stays (results/ckpt/ on a CPU), starts every cell while a minute is left.
 # YELP: the path may not contain spaces; without it the Yelp table says how to get the data.
-# ONLY lets a GPU lent in short calls take the list in parts. CPU_DTYPE: report.py checks the
-# bf16 tables against the published fp32 ones. CPU_COMPILE: the same recipes, each step compiled
-# and softmax attention written out rather than by the fused kernel (the same math, other
-# rounding: FINDINGS, Efficiency, measures what each saves at claim 4's memorize shape).
+# ONLY lets a GPU lent in short calls take the list in parts. CPU_DTYPE: the quick list in another
+# dtype, into its own file (docs/ENGINEERING.md, 'The bfloat16 check'). CPU_COMPILE: the same
+# recipes, each step compiled and softmax attention written out rather than by the fused kernel
+# (the same math, other rounding: docs/ENGINEERING.md, 'Efficiency', measures what each saves at
+# claim 4's memorize shape).
 #
 # Every run appends one JSON record to results/<scale>.jsonl, tagged table/task/variant/seed.
 # A cell whose latest record ran its recipe is skipped (a changed recipe reruns it), so an
@@ -148,13 +149,12 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   # chosen by early probes whose runs predate the records)
   BASE="--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 --eval_interval 200"
   SPARSE="--batch_size 256 --steps 400"
-  # add: 2000 steps (Table 8 gives the steps each variant took to its result)
+  # add: 2000 steps
   DENSE="--batch_size 128 --steps 2000"
-  # modadd: 1200 steps (a grokking task: Table 8 gives the steps each variant took; Table 11 gives it
-  # more steps)
+  # modadd: 1200 steps (a grokking task: Table 11 gives it more steps)
   MODADD="--batch_size 256 --steps 1200"
   # hop: k = 3, 1000 steps. At k = 2 the second hop can land back where it started, so "copy the
-  # current token" can score (the probe `x/quick-hop-k2/*`, FINDINGS' Probes; the floors, Table 1)
+  # current token" can score (the probe `x/quick-hop-k2/*`, results/extra.jsonl; the floors, Table 1)
   HOP="--batch_size 256 --steps 1000"
   declare -A SIZE=([add]=4 [modadd]=59 [dyck]=10 [needle]=6 [copy]=8 [induction]=12 [hop]=3 [lm]=64)
   NEEDLE_SIZES="2 4"               # figure: accuracy against the number of pairs (+ Table 1's needle-6)
@@ -183,19 +183,19 @@ else
   BASE="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 1e-3 --warmup 300 --eval_interval 300 --resample"
   SOLVED="--stop_acc 0.999"
   FLAT="--patience 4000 --min_delta 0.01 --min_steps 8000"  # a run that never leaves its floor
-  # induction (t1): lr 3e-4 and up to 12000 steps, chosen by the probes x/paper-long/* (FINDINGS' Probes)
+  # induction (t1): lr 3e-4 and up to 12000 steps, chosen by the probes x/paper-long/* (results/extra.jsonl)
   RETRIEVE="--batch_size 256 --lr 3e-4 --steps 12000 --eval_interval 500 $SOLVED $FLAT"
   # needle (t1, f1): lr 1e-4, chosen by the probes x/needle30-w512/*, x/paper-long/*-needle30/* and
-  # x/needle30-w64/* (results/extra.jsonl; FINDINGS' Probes)
+  # x/needle30-w64/* (results/extra.jsonl)
   NEEDLE="$RETRIEVE --lr 1e-4"
   # copy-20: lr 1e-3, 1200 steps (the first paper runs t1/copy/*/s0, in results/paper.jsonl)
   COPY="--batch_size 256 --steps 1200 $SOLVED"
   # hop-16: the retrieval recipe at the paper's 5 layers, after the 2-layer probes x/paper-long/*-hop16/* and x/paper-r1/hop-L2/* (results/extra.jsonl).
-  # The CPU probes x/hop16-L*-w64/* and x/hop16-L5-w128/* ran lr 1e-3 and 3e-4 (FINDINGS' Probes): hop keeps the retrieval recipe's 3e-4, and a hop seed flat here is the first to rerun at 1e-3
+  # The CPU probes x/hop16-L*-w64/* and x/hop16-L5-w128/* ran lr 1e-3 and 3e-4 (results/extra.jsonl): hop keeps the retrieval recipe's 3e-4, and a hop seed flat here is the first to rerun at 1e-3
   HOP="$RETRIEVE --n_layer 5"
   # add-10: 3000 steps (the first paper runs t3/add/*/s0, in results/paper.jsonl)
   DENSE="--batch_size 256 --steps 3000 $SOLVED"
-  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps), not batch 256 (the probe x/paper-long/frozen_qk-modadd599/*: FINDINGS' Probes)
+  # modadd-599: the reference's modadd_exp.py (batch 4000, lr 1e-3, warm-up 50, 20000 steps), not batch 256 (the probe x/paper-long/frozen_qk-modadd599/* in results/extra.jsonl)
   MODADD="--batch_size 4000 --lr 1e-3 --warmup 50 --steps 20000 --eval_interval 500 --stop_acc 0.99"
   # dyck-30: up to 6000 steps (the first paper runs t3/dyck/*/s0 at 1200, in results/paper.jsonl)
   DYCK="--batch_size 256 --steps 6000 $SOLVED --patience 2000 --min_delta 0.01 --min_steps 3000"
@@ -206,7 +206,7 @@ else
   # lm: the standard library's sources (--data stdlib, shipped in corpus/) instead of the help text of the first paper runs t2/lm/*/s0 (FINDINGS, claim 8, says why); the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
   # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4, chosen by t5/add/heads*/s0, t6/add/mixit-L2/s0
-  # and the probes x/add10-w256-mixit64/* (FINDINGS, claim 5, and Probes)
+  # and the probes x/add10-w256-mixit64/* (results/extra.jsonl)
   HEADS="4 32 64 256"; HEAD_RUN="--steps 20000 --lr 3e-4"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit random"
   # Table 6: MixiT with 64 heads, as the paper's MixiT has many (t6/add/mixit-L*/s0 ran with 4), Table 5's steps and lr; Random at lr 1e-3 (chosen after t6/add/random-L*/s0) and at the reference's 1e-2
   DEPTHS="2 4 8 16"; DEPTH_MIXIT="--n_head 64 $HEAD_RUN"; DEPTH_RANDOM_LR="1e-3 1e-2"
@@ -305,7 +305,7 @@ done
 # --- Yelp (YELP=folder): Table 3b, bidirectional text classification, and MixiT with 4 and 64 heads
 if [ -n "${YELP:-}" ]; then
   for f in train.csv test.csv; do
-    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (FINDINGS, "Text classification")" >&2; exit 2; }
+    [ -f "$YELP/$f" ] || { echo "run_all.sh: YELP=$YELP holds no $f (docs/METHODS.md, Yelp)" >&2; exit 2; }
   done
   YELP_HEADS=$(echo $YELP_ARGS | grep -o -- '--n_head [0-9]*' | cut -d' ' -f2)
   for seed in $SEEDS; do
@@ -356,7 +356,7 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     done
     # Claims 1 to 3 read the copy, modadd and induction cells of Tables 1 and 3 given more steps
     # (Table 11), so that no verdict rests on a cell whose seeds lie apart (†); the probes
-    # x/claims-3x/* and x/claims-4000/* chose the budgets (FINDINGS' Probes)
+    # x/claims-3x/* and x/claims-4000/* chose the budgets (results/extra.jsonl)
     for v in standard mixit; do
       cell "c1/copy/$v/s$seed" $BASE $SPARSE --steps 8000 --task copy --task_size ${SIZE[copy]} --variant $v --seed $seed
       cell "c3/modadd/$v/s$seed" $BASE $MODADD --steps 8000 --task modadd --task_size ${SIZE[modadd]} --variant $v --seed $seed

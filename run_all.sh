@@ -160,7 +160,7 @@ if [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
   NEEDLE_SIZES="2 4"               # figure: accuracy against the number of pairs (+ Table 1's needle-6)
   MEM="--n_embd 32 --n_head 4 --batch_size 1024 --steps 1200 --lr 1e-2 --task_size 128"
   LM="--n_embd 128 --n_head 4 --n_layer 2 --batch_size 32 --steps 400 --lr 2e-3"
-  # Table 5 gets more steps than Table 3 (the probes `x/t5-1000steps-*`: FINDINGS, claim 5)
+  # Table 5 gets more steps than Table 3 (the probes `x/t5-1000steps-*` in results/extra.jsonl)
   RANDOM_ADD="--n_embd 256 --batch_size 256 --lr 1e-2 --steps 1500"  # claim 6 (--claims)
   HEADS="1 2 4 8 16 64"; HEAD_RUN="--steps 4000"; DEPTHS="2 4 6"; T1_VARIANTS="standard frozen_qk frozen_qk_ref frozen_mlp mixit"
   DEPTH_MIXIT=""; DEPTH_RANDOM_LR="3e-3"  # Table 6 as it was: MixiT at 4 heads, Random at BASE's lr
@@ -177,7 +177,7 @@ else
   N_SEEDS=${N_SEEDS:-3}; [ $SCALE = paper-smoke ] && N_SEEDS=${N_SEEDS_GIVEN:-1}
   # One recipe per task, each from the reference code's own settings (REFERENCE_NOTES) or from a
   # probe record that shows its plateau (records x/paper-long/* in results/extra.jsonl and the
-  # first paper runs t*/*/s0 in results/paper.jsonl; FINDINGS, "The paper scale"). A stopping rule ends each run at its plateau (--stop_acc: solved; --patience: flat),
+  # first paper runs t*/*/s0 in results/paper.jsonl; docs/ENGINEERING.md, "The paper scale and its price"). A stopping rule ends each run at its plateau (--stop_acc: solved; --patience: flat),
   # so the generous --steps cost little where a cell converges; --plan prices the full budgets.
   # --resample: every training row learns (the test side's fifth of the draws is redrawn).
   BASE="--n_embd 512 --n_head 4 --n_layer 2 --eval_size 4000 --lr 1e-3 --warmup 300 --eval_interval 300 --resample"
@@ -203,7 +203,7 @@ else
   NEEDLE_SIZES="5 10 20 30"
   # memorize-512: the reference's hdmemorize (batch 32768, lr 5e-3, wd 1e-4, warm-up 500), to its plateau (the stopping rule below); memorize's size is MEM's --task_size
   MEM="--n_embd 128 --n_head 4 --batch_size 32768 --steps 15000 --lr 5e-3 --weight_decay 1e-4 --warmup 500 --eval_interval 500 --task_size 512 --patience 3000 --min_delta 0.01 --min_steps 6000"
-  # lm: the standard library's sources (--data stdlib, shipped in corpus/) instead of the help text of the first paper runs t2/lm/*/s0 (FINDINGS, claim 8, says why); the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
+  # lm: the standard library's sources (--data stdlib, shipped in corpus/) instead of the help text of the first paper runs t2/lm/*/s0; the reference's lr 5e-4; stop once the validation loss has not fallen for 300 steps
   LM="--data stdlib --n_embd 512 --n_head 8 --n_layer 8 --batch_size 64 --steps 1800 --lr 5e-4 --warmup 200 --eval_interval 100 --patience 300 --min_steps 600"
   # Table 5 (MixiT's heads on add-10): up to 20000 steps at lr 3e-4, chosen by t5/add/heads*/s0, t6/add/mixit-L2/s0
   # and the probes x/add10-w256-mixit64/* (results/extra.jsonl)
@@ -322,7 +322,7 @@ fi
 # accuracy 1000 steps before its end). MixiT gets the 64 heads the paper's MixiT has (32 to 256 heads) on
 # dyck as on add, and more steps than Table 3. Claim 4 asks at width 16, a table that no
 # variant's parameters can hold, each cell at budgets by doubling (Table 12; why not Table 4's
-# setting: FINDINGS, claim 4, and the probes x/long-mem128-*, x/c4-n256-w32/*). MixiT's block
+# setting: the probes x/long-mem128-*, x/c4-n256-w32/*). MixiT's block
 # differs from the others' (Table 9), so capacity is also measured with each attention in the
 # other's block.
 block_args() {  # the confound rows of Table 9: a variant in another block
@@ -364,14 +364,14 @@ if [ -n "$CLAIMS" ] && [ $SCALE != paper ] && [ $SCALE != paper-smoke ]; then
     cell "c2/induction/frozen_qk/s$seed" $BASE $SPARSE --steps 1200 --task induction --task_size ${SIZE[induction]} --variant frozen_qk --seed $seed
     cell "c3/dyck/mixit-heads64/s$seed" $BASE $SPARSE --steps 1200 --task dyck --task_size ${SIZE[dyck]} --variant mixit --n_head 64 --seed $seed
     cell "c3/add/mixit-heads64/s$seed" $BASE $DENSE --steps 8000 --task add --task_size ${SIZE[add]} --variant mixit --n_head 64 --seed $seed
-    # claim 6 in a second setting beside Table 6's width 64 (FINDINGS, claim 6, says why): width
+    # claim 6 in a second setting beside Table 6's width 64: width
     # 256 on add-3, at 2, 8 and 16 layers, as the paper's depths.
     # MixiT runs the same setting with 64 heads (the paper's MixiT has 32 to 256 heads) at lr 1e-3, chosen
     # by probes at 1e-2 and 3e-3 whose runs predate the records. Random, which trains only its
     # embeddings, keeps the paper's 1e-2. MixiT also runs Table 5's setting (width 64, add-4,
     # 4000 steps; its 2-layer cell is t5/add/heads64) at 8 layers. Longest runs first
     # The row random_ref is Random at the reference's init (issue 37): W_Q, W_K at N(0, 0.02^2), not
-    # N(0, 1/d), so its frozen attention starts near uniform (the logits' std at init: FINDINGS, claim 6)
+    # N(0, 1/d), so its frozen attention starts near uniform
     for L in 16 8 2; do
       cell "c6/add/random-w256-L$L/s$seed" $BASE $RANDOM_ADD --task add --task_size 3 --variant random --n_layer $L --seed $seed
       cell "c6/add/random_ref-w256-L$L/s$seed" $BASE $RANDOM_ADD --task add --task_size 3 $(variant_args random_ref) --n_layer $L --seed $seed
@@ -438,7 +438,7 @@ fi
 # of training, so there the choosing runs are CELL-lr<LR>-val and CELL-lr<LR> trains as CELL does.
 # Claim 4's cells (memorize, scored on the table it trains on: no separate validation set) run at
 # 24000 steps at 3e-3 and 3e-2 beside the ladder's 1e-2 (CELL: c4/memorize/<row>-steps24000); a
-# variant whose best lr is another continues its ladder there (FINDINGS, claim 4).
+# variant whose best lr is another continues its ladder there.
 sweep() {  # sweep CELL LR ARGS...: the grid of one cell around its shared LR, seeds 0-2 (bench.py
   # keeps what the rule wants); the grid is records.SWEEP_GRIDS's line for LR (brackets dropped)
   local cell=$1 shared=$2 lr seed grid; shift 2
@@ -558,7 +558,7 @@ if [ $SCALE != paper-smoke ]; then
 fi
 
 if [ -n "$PLAN" ]; then  # every run, done or not, with its measured minutes where it ran
-  # the paper-scale queue's price goes to results/queue-paper.jsonl, where FINDINGS reads it
+  # the paper-scale queue's price goes to results/queue-paper.jsonl, where docs/ENGINEERING.md reads it
   # (rewritten only when the price changed: the file is in git, and a clone stays clean)
   PRICE=""; [ $SCALE = paper ] && [ -z "${YELP:-}" ] && PRICE=results/queue-paper.jsonl
   $PYTHON bench.py --plan "$JOBLIST" "$OUT" $PRICE  # PER_GPU (env), else bench.py --per-gpu's

@@ -1,6 +1,6 @@
 """
 Draw the figures that the documents show into plots/ from the run records, and measure the models
-behind three of FINDINGS' tables: the token covariance of untrained models (with depth), the
+behind three tables (tables_quick.md, FINDINGS): the token covariance of untrained models (with depth), the
 attention heads of the models trained on induction (from their checkpoints), and the strength of
 each run's random draw (the draw study). report.py calls these while it renders (`python report.py
 --scale quick`).

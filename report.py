@@ -826,10 +826,12 @@ def plateau_rows(cells):
     def steps(c):
         return cells[c][0]["steps"] if cells.get(c) else "–"
     rows = [(NAMES[v] + " (hop)", f"c2/hop/{v}") for v in ("standard", "frozen_qk")]
-    # the cells of Tables 1 and 3 that --claims gives more steps (claims 1-3 read these)
-    rows += [(f"{NAMES[c.split('/')[2]]} ({c.split('/')[1]}, {steps(c)} steps)", c)
-             for c in sorted(cells) if c.startswith(("c1/", "c2/induction/", "c3/modadd/"))
-             and not LR.search(c)]  # (a sweep's cells: Table 14)
+    # the cells of Tables 1 and 3 that --claims gives more steps (claims 1-3 read these), not a
+    # sweep's (Table 14); a doubled cell (row 1c's copies) where its ladder stands
+    for c in sorted(cells):
+        if c.startswith(("c1/", "c2/induction/", "c3/modadd/")) and not (LR.search(c) or STEPS.search(c)):
+            c = capacity_cell(cells, c)[0] if doubled(cells, c) else c
+            rows.append((f"{NAMES[c.split('/')[2].split('-')[0]]} ({c.split('/')[1]}, {steps(c)} steps)", c))
     rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
     for v in [v for v in CAPACITY_ROWS if cells.get(f"c4/memorize/{v}")]:  # each at its read budget
         c, settled = capacity_cell(cells, f"c4/memorize/{v}")

@@ -2325,6 +2325,27 @@ def test_table_5s_64_head_cell_is_table_6s_2_layer_mixit_where_that_has_64_heads
     assert [r["final"]["acc"] for r in cells["t5/add/heads64"]] == [0.9] * 3
 
 
+def test_table_11_shows_a_doubled_copy_cell_once_where_its_ladder_stands(tmp_path):
+    """Row 1c's copies are doubled (c1/copy16/standard-steps4000 beside c1/copy16/standard): Table
+    11 gives the cell one row, at the largest budget all of whose seeds have run until a doubling
+    settles, and renders
+    while a doubling is under way (it once stopped with a KeyError on the rung's name)."""
+    import report
+    def rec(tag, acc, steps):
+        return json.dumps({"config": {"tag": tag, "n_head": 4, "n_layer": 2, "steps": steps},
+                           "steps": steps, "final": {"acc": acc}, "history": []})
+    path = tmp_path / "quick.jsonl"
+    lines = [rec(f"c1/copy16/standard/s{i}", 0.5, 2000) for i in range(3)]
+    lines.append(rec("c1/copy16/standard-steps4000/s0", 0.9, 4000))  # the next rung, one seed in
+    path.write_text("\n".join(lines))
+    rows = [r[0] for r in report.plateau_rows(report.load(str(path)))]
+    assert [r for r in rows if "copy16" in r] == ["Standard (copy16, 2000 steps)"], rows
+    path.write_text("\n".join(lines + [rec(f"c1/copy16/standard-steps4000/s{i}", 0.9, 4000)
+                                       for i in (1, 2)]))  # that doubling moved: not yet read
+    rows = [r[0] for r in report.plateau_rows(report.load(str(path)))]
+    assert [r for r in rows if "copy16" in r] == ["Standard (copy16, 4000 steps)"], rows
+
+
 def test_report_skips_a_broken_record_line_and_names_it(tmp_path, capsys):
     """A run killed while writing leaves half a line: report.py names the file and the line on
     stderr and renders the other records, instead of stopping with a traceback."""

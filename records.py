@@ -565,7 +565,8 @@ def capacity_cell(cells, base):
     done = [c for _, c in rungs if len(final(cells, c)) >= LADDER_SEEDS] or [c for _, c in rungs]
     if not done:
         return None, False
-    return done[-1], CAP if len(final(cells, done[-1])) >= READ_SEEDS else False
+    # the cap is a doubled budget (a base given READ_SEEDS seeds by hand is not the cap)
+    return done[-1], CAP if STEPS.search(done[-1]) and len(final(cells, done[-1])) >= READ_SEEDS else False
 
 
 CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last budget

@@ -2346,6 +2346,21 @@ def test_table_11_shows_a_doubled_copy_cell_once_where_its_ladder_stands(tmp_pat
     assert [r for r in rows if "copy16" in r] == ["Standard (copy16, 4000 steps)"], rows
 
 
+def test_a_ladders_base_with_extra_seeds_is_not_its_cap():
+    """capacity_cell reads a ladder at its cap only where the cap is a doubled budget: a base that
+    holds READ_SEEDS seeds while its first doubling has one seed is 'not settled' (False), not
+    'at its cap, not converged'; a last rung with READ_SEEDS seeds is the cap."""
+    import records
+    def runs(cell, accs):
+        return [{"config": {"tag": f"{cell}/s{i}", "steps": 1}, "final": {"acc": a}, "history": []}
+                for i, a in enumerate(accs)]
+    cells = {"t5/add/heads8": runs("t5/add/heads8", [0.64, 0.46, 0.46, 0.45, 0.62]),
+             "t5/add/heads8-steps8000": runs("t5/add/heads8-steps8000", [0.47])}
+    assert records.capacity_cell(cells, "t5/add/heads8") == ("t5/add/heads8", False)
+    cells["t5/add/heads8-steps8000"] = runs("t5/add/heads8-steps8000", [0.2, 0.5, 0.8, 0.3, 0.9])
+    assert records.capacity_cell(cells, "t5/add/heads8") == ("t5/add/heads8-steps8000", records.CAP)
+
+
 def test_report_skips_a_broken_record_line_and_names_it(tmp_path, capsys):
     """A run killed while writing leaves half a line: report.py names the file and the line on
     stderr and renders the other records, instead of stopping with a traceback."""

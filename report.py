@@ -540,7 +540,7 @@ BELIEVE = {
         "of Standard (with two key-value pairs it retrieves in part).",
         "Small tasks (needle-6, induction-12, hop-3); MixiT does copy short strings (row 1c)."),
     ("1c", NOT_RUN): (
-        "Nothing yet: the longer copies have not run.",
+        "Nothing yet: MixiT's copy-16 and copy-32 cells still wait for their seeds and doublings.",
         "Ours, not the paper's claim."),
     ("2", REPRODUCED): (
         "Frozen random queries and keys are enough to retrieve, and an induction head forms.",
@@ -561,8 +561,8 @@ BELIEVE = {
         "and the same one fails.",
         "As claim 4."),
     ("5", NOT_RUN): (
-        "Nothing yet: the seeds of 4 and 16 heads disagree, and 2 and 8 heads have not "
-        "finished.",
+        "Nothing yet: the 4-, 8- and 16-head cells still wait for seeds or doublings, and the "
+        "seeds of 64 heads disagree.",
         "Add-4 at width 64, up to 64 heads; the paper goes to 256 at width 512."),
     ("5ˢ", NOT_RUN): (
         "Nothing yet: as shipped, the seeds of 4, 16 and 64 heads disagree.",

@@ -566,7 +566,8 @@ def capacity_cell(cells, base):
     if not done:
         return None, False
     # the cap is a doubled budget (a base given READ_SEEDS seeds by hand is not the cap)
-    return done[-1], CAP if STEPS.search(done[-1]) and len(final(cells, done[-1])) >= READ_SEEDS else False
+    at_cap = STEPS.search(done[-1]) and len(final(cells, done[-1])) >= READ_SEEDS
+    return done[-1], CAP if at_cap else False
 
 
 CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last budget

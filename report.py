@@ -831,7 +831,8 @@ def plateau_rows(cells):
     for c in sorted(cells):
         if c.startswith(("c1/", "c2/induction/", "c3/modadd/")) and not (LR.search(c) or STEPS.search(c)):
             c = capacity_cell(cells, c)[0] if doubled(cells, c) else c
-            rows.append((f"{NAMES[c.split('/')[2].split('-')[0]]} ({c.split('/')[1]}, {steps(c)} steps)", c))
+            name = NAMES[STEPS.sub("", c).split("/")[2]]  # (a rung's variant without its -steps<N>)
+            rows.append((f"{name} ({c.split('/')[1]}, {steps(c)} steps)", c))
     rows += [(f"MixiT, 64 heads ({t})", f"c3/{t}/mixit-heads64") for t in ("add", "dyck")]
     for v in [v for v in CAPACITY_ROWS if cells.get(f"c4/memorize/{v}")]:  # each at its read budget
         c, settled = capacity_cell(cells, f"c4/memorize/{v}")

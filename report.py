@@ -37,13 +37,14 @@ from records import (CAP, CAPACITY, CAPACITY_ROWS, DRAW_ROWS, HOME, LADDER_SEEDS
                      unstable)
 
 FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
-# The documents report.py renders, each from its template, which holds the markers ("The
-# documents"): the README, the findings, how verdicts and runs are made, the course, GPU operation
+# The documents report.py renders, each from its template, which holds the markers ("The documents")
 DOCS = {"README.md": "templates/README.md", FINDINGS: "templates/FINDINGS.md",
         "docs/METHODS.md": "templates/METHODS.md", "docs/ENGINEERING.md": "templates/ENGINEERING.md",
         "docs/COURSE.md": "templates/COURSE.md", "docs/OPERATIONS.md": "templates/OPERATIONS.md"}
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
+PAPER_RETRIEVAL = ["needle", "induction", "hop"]  # the paper's retrieval tasks (copy is ours)
+T3 = ["add", "modadd", "dyck", "memorize"]
 FLOOR = "*trivial rule (floor)*"
 # The paper's numbers (v3, one run each), for the cells where it reports one.
 PAPER = {
@@ -82,10 +83,9 @@ def depth_table(cells, claims=False):
     """([(row name, {depth: cell})], every depth) of Table 6 (Random's rows first), or of Table 6b
     (claims: each row's setting read off its shallowest cell)."""
     if claims:
-        first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
-        rows = [(f"{DEPTH_ROWS[row]} ({add_setting(first[row]['config'])}, lr "
-                 f"{first[row]['config']['lr']:g}, {first[row]['steps']} steps)", at)
-                for row, at in depth_rows(cells).items()]
+        rows = [(f"{DEPTH_ROWS[row]} ({add_setting(r['config'])}, lr {r['config']['lr']:g}, "
+                 f"{r['steps']} steps)", at)
+                for row, at in depth_rows(cells).items() for r in [cells[at[min(at)]][0]]]
     else:
         variants = {c[7:].rsplit("-L", 1)[0] for c in cells if c.startswith("t6/add/")}
         rows = [(NAMES.get(v) or f"{NAMES[v.split('-')[0]]}, lr {v.split('-lr')[1]}",
@@ -95,23 +95,22 @@ def depth_table(cells, claims=False):
 
 
 def depth_pairs(cells, init=""):
-    """((Random's shallowest, deepest), (MixiT's), (Random's depths), (MixiT's), where) of claim 6:
+    """({depth: cell} of Random's shallowest and deepest cells, MixiT's, where) of claim 6:
     Table 6b's (where Random can add at 2 layers, and so can collapse) where it has two depths,
     else Table 6's; None where neither has. init '_ref': Random at the reference's init."""
-    rows = {r: at for r, at in depth_rows(cells).items() if len(at) >= 2}
+    def ends(at):
+        return {d: at[d] for d in (min(at), max(at))}
+    rows = {r: ends(at) for r, at in depth_rows(cells).items() if len(at) >= 2}
     ran, mix = rows.get(f"random{init}-w256"), rows.get("mixit-w256") or rows.get("mixit-heads64")
-    where = "Table 6b"
-    if not (ran and mix):
-        lr = "-lr1e-2" if at_depths(cells, "t6/add/random-lr1e-2") else ""
-        ran = at_depths(cells, f"t6/add/random{init}{lr}")
-        ran = {d: ran[d] for d in (min(ran), max(ran))} if ran else {}
-        mix = {d: f"t6/add/mixit-L{d}" for d in ran}
-        where = "Table 6"
-        if len(ran) < 2 or not all(cells.get(c) for c in [*ran.values(), *mix.values()]):
-            return None
-    lo, hi = min(ran), max(ran)
-    return ((ran[lo], ran[hi]), (mix[min(mix)], mix[max(mix)]), (lo, hi), (min(mix), max(mix)),
-            where)
+    if ran and mix:
+        return ran, mix, "Table 6b"
+    lr = "-lr1e-2" if at_depths(cells, "t6/add/random-lr1e-2") else ""
+    ran = at_depths(cells, f"t6/add/random{init}{lr}")
+    ran = ends(ran) if len(ran) >= 2 else {}
+    mix = {d: f"t6/add/mixit-L{d}" for d in ran}
+    if not ran or not all(cells.get(c) for c in [*ran.values(), *mix.values()]):
+        return None
+    return ran, mix, "Table 6"
 
 
 def depth_lines(cells, claims=False):
@@ -168,9 +167,6 @@ def on_each(A, groups, test, table, vs=False):
     if not all(A(c) for c in reads):
         return ours, None, 1, where, reads
     return ours, Tests({t: test(*(A(c) for c in g)) for t, g in groups.items()}), 1, where, reads
-
-
-PAPER_RETRIEVAL = ["needle", "induction", "hop"]  # the paper's retrieval tasks (copy is ours)
 
 
 def at_cap(A, c):  # ' (at its cap, not converged)' where a ladder is read at its last budget
@@ -247,22 +243,18 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
         tests = capacity_tests(b, ratio_of(A.cells, cells))
         return (f"{ours} bits/param (memorize-{config_of(A.cells, 't4/')}, read at a budget)"
                 + capacity_said(tests), tests, 2, where, reads)
-    read = {v: capacity_cell(A.cells, c) for v, c in cells.items()}
-    reads = [c for c, _ in read.values() if c]
+    read = {v: capacity_cell(A.cells, c)[0] for v, c in cells.items()}
+    reads = [c for c in read.values() if c]
     ours = " / ".join(f"{A.text(c, 'bits_per_param', 1, 2)} ({budget_of(A.cells[c])})"
-                      for c, _ in read.values() if c)
+                      for c in reads)
     ours += f" bits/param (steps) (memorize-{config_of(A.cells, table + '/')})"
     if not all(readable(A.cells, c) for c in cells.values()):
         return ours + "; " + waits(A.cells, cells.values()), None, 2, where, reads
-    read = {v: c for v, (c, _) in read.items()}
-    ratio = ratio_of(A.cells, read)
+    ratio = ratio_of(A.cells, read)  # (every cell read: each is readable)
     tests = capacity_tests({v: A(c, "bits_per_param") for v, c in read.items()}, ratio)
     ours += (f"; MixiT / Frozen-QK {stat(ratio, 1, 2, n=False)} paired by seed (n = {len(ratio)}; "
-             f"paper {PAPER_RATIO:.2f})")
+             f"paper {PAPER['t4/memorize']['mixit'] / PAPER['t4/memorize']['frozen_qk']:.2f})")
     return ours + capacity_said(tests), tests, 2, where, reads
-
-
-PAPER_RATIO = 2.18 / 2.25  # the paper's MixiT / Frozen-QK, bits per trainable parameter (Table 4)
 
 
 def ratio_of(cells, read):
@@ -327,7 +319,8 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
     pairs = depth_pairs(A.cells, init)  # a collapse shows only where Random adds to start with
     if pairs is None:
         return "not run yet", None, 1, "Table 6", []
-    (r0, r1), (m0, m1), dr, dm, where = pairs
+    ran, mix, where = pairs
+    (r0, r1), (m0, m1) = ran.values(), mix.values()
     acc = {c: A(c) for c in (r0, r1, m0, m1)}
     c0, c1 = A(r0, "token_cov"), A(r1, "token_cov")
     most = max(len(v) for v in acc.values())
@@ -337,9 +330,7 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
 
     def seeds(c):  # the n of a cell that has fewer seeds than the others
         return A.text(c) + (f" (n={len(acc[c])})" if len(acc[c]) < most else "")
-
-    def depths(d):
-        return f"L={d[0]}→{d[1]}"
+    dr, dm = ("L={}→{}".format(*at) for at in (ran, mix))
     # Random collapses: below halfway to the floor over the spread (slower is not collapsed)
     low = baseline(A.cells, r0)[2]
     tests = [both(beyond(acc[r0], acc[r1]),
@@ -347,8 +338,8 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
              # MixiT keeps it: its deep cell equals its shallow one, or is higher beyond the spread
              either(same(acc[m0], acc[m1]), beyond(acc[m1], acc[m0])),
              bool(c0 and c1) and beyond(c1, c0)]  # Random's tokens grow alike
-    mixit_ = f"MixiT{setting(m0)}" + (f" {depths(dm)}" if dm != dr else "")
-    ours = (f"{depths(dr)}: Random{setting(r0)} {seeds(r0)} → {seeds(r1)}, {mixit_} {seeds(m0)} "
+    mixit_ = f"MixiT{setting(m0)}" + (f" {dm}" if dm != dr else "")
+    ours = (f"{dr}: Random{setting(r0)} {seeds(r0)} → {seeds(r1)}, {mixit_} {seeds(m0)} "
             f"→ {seeds(m1)}; Random covariance {A.text(r0, 'token_cov', 1, 3)} → "
             f"{A.text(r1, 'token_cov', 1, 3)}")
     return ours, tests, 1, where, list(acc)
@@ -364,7 +355,7 @@ def faster_per_sample(A):  # (7): every session of Table 7's machine (same_machi
     fq, mx = bench.speedups(runs, "frozen_qk"), bench.speedups(runs, "mixit")
     more = len(runs) > len(A.runs("t7/bench"))
     bound = bench.frozen_qk_bound(runs[0]["config"])  # a fraction of a Standard step's FLOPs
-    (paper_fq, paper_mx) = PAPER_SPEEDUP
+    paper_fq, paper_mx = 23.9, 32.0  # the paper's % more samples/s than Standard
     tests = Tests({"Frozen-QK faster": over_spread(lambda x: x > 0, fq),
                    "MixiT faster": over_spread(lambda x: x > 0, mx),
                    f"Frozen-QK ≥ half the paper's ({paper_fq / 2:g}%)":
@@ -376,9 +367,6 @@ def faster_per_sample(A):  # (7): every session of Table 7's machine (same_machi
             + (", with every session of that machine in results/extra.jsonl" if more else "")
             + f"); Frozen-QK's FLOPs bound: at most {100 * bound:.1f}% of a step's FLOPs, "
             f"+{100 * (1 / (1 - bound) - 1):.1f}% samples/s", tests, 2, "Table 7", ["t7/bench"])
-
-
-PAPER_SPEEDUP = (23.9, 32.0)  # % more samples per second than Standard: Frozen-QK, MixiT (paper)
 
 
 def same_machine(runs, path="results/extra.jsonl"):
@@ -590,10 +578,8 @@ def effect(ours, n):
     names one, else the scale's)."""
     named = re.findall(r"\(n = ([^;)]+)", ours)
     s = re.sub(r" \(n = [^)]*\)", "", ours)
-    while True:  # the innermost brackets first; a bracket glued to a word, N(0, 1/d), stays
-        t = re.sub(r" \([^()]*\)", "", s)
-        if t == s:
-            break
+    # the innermost brackets first; a bracket glued to a word, N(0, 1/d), stays
+    while (t := re.sub(r" \([^()]*\)", "", s)) != s:
         s = t
     out = []
     for p in s.split("; "):
@@ -790,9 +776,6 @@ def floor_of(prefix, key="acc"):  # a floor row's entry (see floor)
     return Cell(prefix, key, "floor")
 
 
-T3 = ["add", "modadd", "dyck", "memorize"]
-
-
 def heads_of(cells):  # Table 5's head counts, as run (the -shipped twins are a row of their own)
     return sorted({int(m.group(1)) for c in cells for m in [re.fullmatch(r"t5/add/heads(\d+)", c)]
                    if m})
@@ -862,8 +845,7 @@ def budget_rows(cells):
             if c and below:
                 a, b = paired(cells, below, c)  # the seeds both budgets ran
                 moved = doubling(a, b)
-                text += (f"; {move(a, b)[0]:+.2f}, {moved}" if moved
-                         else "; waits for seeds")
+                text += f"; {move(a, b)[0]:+.2f}, {moved}" if moved else "; waits for seeds"
             row.append(text)
             below = c
         row.append(read_at(cells, v, rungs))
@@ -1115,8 +1097,8 @@ SCHEDULES = [(v, when, cell) for v in ("frozen_qk", "frozen_mlp") for when, cell
              + [("never unfrozen", "{home}/" + v)]]
 
 
-def lm_or_acc(t):
-    return "loss" if t == "lm" else "acc"
+def study_cell(c, t, show="entry"):  # a study's cell pattern c on task t: lm's loss, else accuracy
+    return Cell(c.format(home=HOME[t], t=t), "loss" if t == "lm" else "acc", show)
 
 
 def contexts(cells):  # the longer-context study's context lengths
@@ -1129,16 +1111,14 @@ STUDIES = [
           "what trains: learned positions, the shaped GLU and √½ residuals are MixiT's block "
           "(README).",
           ["row"] + STUDY_TASKS,
-          [[name] + [Cell(c.format(home=HOME[t], t=t), lm_or_acc(t)) for t in STUDY_TASKS]
-           for name, c in CONFOUNDS]),
+          [[name] + [study_cell(c, t) for t in STUDY_TASKS] for name, c in CONFOUNDS]),
     Table("Table 10. Hybrid schedules",
           ": the frozen parts join the optimizer at 25/50/75% of the steps (`--unfreeze_at`); 0% "
           "is Standard, 'never' the frozen variant. Accuracy (%), lm: validation loss; training "
           "seconds in brackets.",
           ["schedule", "needle", "add", "lm"],
           [[f"{NAMES[v]}, {when}"]
-           + [Cell(c.format(home=HOME[t], t=t), lm_or_acc(t), "with seconds")
-              for t in ("needle", "add", "lm")]
+           + [study_cell(c, t, "with seconds") for t in ("needle", "add", "lm")]
            for v, when, c in SCHEDULES]),
     Table("How much does the random draw matter?",
           " Seeds 0-9 (init, mixing matrices, frozen Q/K and batch order change together); mean ± "

@@ -69,14 +69,10 @@ def add_setting(cfg):
 
 def depth_rows(cells):
     """{row: {depth: cell}} for Table 6b; the 64-head MixiT row's 2-layer cell is Table 5's."""
-    rows = {}
-    for row in DEPTH_ROWS:
-        at = at_depths(cells, f"c6/add/{row}")
-        if row == "mixit-heads64" and at and cells.get("t5/add/heads64"):
-            at[2] = "t5/add/heads64"
-        if at:
-            rows[row] = dict(sorted(at.items()))
-    return rows
+    rows = {row: at_depths(cells, f"c6/add/{row}") for row in DEPTH_ROWS}
+    if rows["mixit-heads64"] and cells.get("t5/add/heads64"):
+        rows["mixit-heads64"][2] = "t5/add/heads64"
+    return {row: dict(sorted(at.items())) for row, at in rows.items() if at}
 
 
 def depth_table(cells, claims=False):
@@ -114,8 +110,7 @@ def depth_pairs(cells, init=""):
 
 
 def depth_lines(cells, claims=False):
-    """Tables 6 and 6b: a line of accuracies and one of token covariances per row, a column per
-    depth."""
+    """Tables 6 and 6b: per row, a line of accuracies and one of token covariances, by depth."""
     rows, depths = depth_table(cells, claims)
     return [[name, metric] + [Cell(at[d], key) if d in at else "–" for d in depths]
             for name, at in rows
@@ -284,10 +279,9 @@ def waits(cells, bases):
         if cs)
 
 
-def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its doubling settled
+def heads_help(A):  # (5)
     """Claim 5 reads MixiT's add cells from 2 heads up (1 head is the sink alone: it cannot see the
-    second operand), each where its doubling settled. An all-or-nothing cell is read as k of n
-    solved."""
+    second operand), each where its doubling settled; an all-or-nothing cell as k of n solved."""
     heads = [h for h in heads_of(A.cells) if h >= 2]
     if len(heads) < 2:
         return "fewer than two head counts from 2 heads up", None, 1, "Table 5", []
@@ -307,7 +301,7 @@ def heads_help(A):  # (5): MixiT over head counts from 2, each cell where its do
 
     def above(a, b):  # cell a above cell b: by k/n where either is all-or-nothing
         return more_solved(A(a), A(b)) if kn & {a, b} else beyond(A(a), A(b))
-    cs = [read[b] for b in bases]
+    cs = list(read.values())
     tests = Tests({f"{heads[-1]} heads above 2": above(cs[-1], cs[0]),
                    "no head count below a smaller one": not any(
                        above(cs[i], cs[j]) for i in range(len(cs)) for j in range(i + 1, len(cs))),
@@ -472,9 +466,8 @@ def spread_rule(rule):
 def verdict(tests, partly, reads, A, rule="", need=1):
     """A rule's outcome (records.outcome), never resting on a † cell, nor on a record of an earlier
     recipe, one run where the rule compares spreads, or fewer than `need` seeds."""
-    if tests is None or any(old(A.runs(c)) for c in reads):
-        return NOT_RUN
-    if any(len(A.runs(c)) < max(need, 2 if spread_rule(rule) else 1) for c in reads):
+    need = max(need, 2 if spread_rule(rule) else 1)  # (one run has no spread)
+    if tests is None or any(old(A.runs(c)) or len(A.runs(c)) < need for c in reads):
         return NOT_RUN
     if any(unstable(A(c)) and c not in A.read_kn for c in reads):
         return SEEDS_DISAGREE
@@ -594,11 +587,9 @@ def effect(ours, n):
 
 
 def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
-    """Results at a glance: a row per claims row (claim_rows' rows, quick scale, then paper
-    scale, with their n): the paper's figure, ours at each scale, the verdict word, the verdict
-    at the shared lr, and BELIEVE's sentence and caveat for that verdict ('–' where none).
-    path: the document it goes into (FINDINGS, whose claims rows follow it, or one that links
-    them)."""
+    """Results at a glance: a row per claims row (claim_rows' rows and n, quick then paper scale):
+    the paper's figure, ours at each scale, the verdict word and the verdict at the shared lr, and
+    BELIEVE's sentence and caveat ('–' where none). path: the document it goes into."""
     paper = {r[0]: r for r in paper_rows}
     link = os.path.relpath(FINDINGS, os.path.dirname(path) or ".")
     rows_at = ("below" if path == FINDINGS else f"in [results/FINDINGS.md]({link}), whose "
@@ -610,9 +601,8 @@ def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
         theirs = effect(p[2], paper_n) if p else NOT_RUN
         if p and theirs != NOT_RUN:
             theirs += f"; verdict: {p[3]}"
-        believe, caveat = BELIEVE.get((number, r[3]), ("–", "–"))
         out.append([r[0], r[1], effect(r[2], n), theirs, f"**{word}**", r[6].split(" (")[0],
-                    believe, caveat])
+                    *BELIEVE.get((number, r[3]), ("–", "–"))])
     return ("**Results at a glance**: a row per claim. Ours: mean ± std over n seeds per cell "
             f"(n = 1: a single run); the verdict by the rule of its claims row, {rows_at}; the "
             "last two columns are written by hand for that verdict ('–' where the verdict has moved "
@@ -777,8 +767,7 @@ def floor_of(prefix, key="acc"):  # a floor row's entry (see floor)
 
 
 def heads_of(cells):  # Table 5's head counts, as run (the -shipped twins are a row of their own)
-    return sorted({int(m.group(1)) for c in cells for m in [re.fullmatch(r"t5/add/heads(\d+)", c)]
-                   if m})
+    return sorted({int(c[12:]) for c in cells if re.fullmatch(r"t5/add/heads\d+", c)})
 
 
 def depth_b_caption(cells):
@@ -877,8 +866,7 @@ CAPACITY_TESTS = ("Standard > Frozen-QK", "Frozen-QK ≈ MixiT", "each > Frozen-
 
 def rule_at(cells, steps):
     """Table 12's last row: claim 4's rule on the four capacity cells at one budget (a cell settled
-    below it at its settled budget): a reading that shows whether the verdict depends on the
-    budget, not a verdict."""
+    below it at its settled budget): whether the verdict depends on the budget, not a verdict."""
     bits, at = {}, {}
     for v in CAPACITY:
         base = f"c4/memorize/{v}"
@@ -966,13 +954,11 @@ def sweep_rows(cells):
     """Table 14: each swept cell's validation score by lr, the lr chosen, and its test scores."""
     view, chosen = tuned_view(cells)
     rows = []
-    for base in chosen:
+    for base, pick in chosen.items():
         lm = cells[base][0]["config"]["task"] == "lm" if cells.get(base) else False
-        sign, scale, digits = (-1, 1, 3) if lm else (1, 100, 1)
+        sign, scale, digits, key = (-1, 1, 3, "loss") if lm else (1, 100, 1, "acc")
         grid = " · ".join(f"{lr_text(lr)}: {stat([sign * x for x in v], scale, digits, n=False)}"
                           for lr, v in lr_grid(cells, base).items())
-        key = "loss" if lm else "acc"
-        pick = chosen[base]
         rows.append([f"`{base}`", lr_text(shared_lr(cells, base)), grid,
                      "waits for runs" if not pick else f"{lr_text(pick[0])} ({pick[1]})",
                      stat(final(view, base, key), scale, digits) if pick else "–",

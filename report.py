@@ -398,15 +398,13 @@ def twin(c):  # a MixiT cell's -shipped twin; a budget's twin is the twin's budg
     return STEPS.sub("", c) + "-shipped" + (rung[0] if rung else "")
 
 
-def shipped_view(cells):
-    """The cells with each MixiT cell replaced by its -shipped twin (empty where it has not run)."""
-    return {c: cells.get(twin(c), []) if mixit_cell(c) else runs for c, runs in cells.items()}
-
-
 def as_shipped(judge):
-    """A claim's judge read on shipped_view; its text and reads name the twins (checked for n, †)"""
+    """A claim's judge read with each MixiT cell replaced by its -shipped twin (empty where it has
+    not run); its text and reads name the twins (checked for n, †)."""
     def judged(A):
-        ours, *out, reads = judge(Reader(shipped_view(A.cells), A.base))
+        shipped = {c: A.cells.get(twin(c), []) if mixit_cell(c) else runs
+                   for c, runs in A.cells.items()}
+        ours, *out, reads = judge(Reader(shipped, A.base))
         twins = {c: twin(c) for c in reads if mixit_cell(c)}
         ours = re.sub(r"\b[\w/-]+", lambda m: twins.get(m[0], m[0]), ours)
         return (ours, *out, [twins.get(c, c) for c in reads])
@@ -1312,10 +1310,9 @@ def overclaims(docs=None):
 
 
 def check():
-    """Re-render everything from the records, in memory, and compare it with the committed
-    files, and redraw the figures into a temporary folder (stale_figures): a number typed by
-    hand into a template or edited in a document, a marker nothing renders, or a number or
-    figure left stale after new records, fails here."""
+    """Re-render everything from the records, in memory, compare it with the committed files and
+    redraw the figures dry (stale_figures): a number typed by hand into a template or edited in a
+    document, a marker nothing renders, or a number or figure left stale, fails here."""
     stale, blocks, files = [], {}, {}
     for scale in ("quick", "paper"):
         stale += stale_figures(scale)

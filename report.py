@@ -175,17 +175,15 @@ def mixit_fails_retrieval(A):  # (1)
                    lambda m, s: over_spread(lambda x, y: x < 0.5 * y, m, s), 1)
 
 
-COPY_LENGTHS = {8: "c1/copy", 16: "c1/copy16", 32: "c1/copy32"}  # (8: Table 11's cells)
-
-
 def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
     """MixiT and Standard copying up to 8, 16 and 32 tokens, each read where its doubling settled
     (copy-8 is not doubled: its seeds sit at the ceiling)."""
-    cells = {(v, L): f"{c}/{v}" for L, c in COPY_LENGTHS.items() for v in ("mixit", "standard")}
+    lengths = {8: "c1/copy", 16: "c1/copy16", 32: "c1/copy32"}  # (8: Table 11's cells)
+    cells = {(v, L): f"{c}/{v}" for L, c in lengths.items() for v in ("mixit", "standard")}
     read = {k: capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c for k, c in cells.items()}
     ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) + at_cap(A, read[v, L])
                                                 if read[v, L] else "–" for v in ("mixit", "standard"))
-                     for L in COPY_LENGTHS)
+                     for L in lengths)
     reads = [c for c in read.values() if c]
     laddered = [c for c in cells.values() if doubled(A.cells, c)]
     if len(reads) < len(cells) or not all(A(c) for c in reads) \
@@ -210,12 +208,11 @@ def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's Mi
     # memorize reads Table 4's cells (a table Standard can hold whole) where their doubling
     # settled, not claim 4's (that no variant can hold); its test is open until then
     bases = [f"t4/memorize/{v}" for v in ("mixit", "standard")]
-    memorize = [capacity_cell(A.base, b)[0] or b for b in bases]
     ours, tests, *rest = on_each(
         A, {"add": (L(L("t3/add/mixit", "t5/add/heads64"), "c3/add/mixit-heads64"), "t3/add/standard"),
             "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
             "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
-            "memorize": tuple(memorize)}, same, 3, vs=True)
+            "memorize": tuple(capacity_cell(A.base, b)[0] or b for b in bases)}, same, 3, vs=True)
     if not all(readable(A.base, b) for b in bases):
         ours += f" (memorize: {waits(A.base, bases)}; its test left open)"
         tests = tests and Tests({**dict(zip(tests.names, tests)), "memorize": None}, ["memorize"])
@@ -478,17 +475,17 @@ def claim_rows(cells, need=1):
     (records.tuned_view), and waits while the sweep has not chosen."""
     tuned, chosen = tuned_view(cells)
     A, shared = Reader(tuned, cells), Reader(cells)
+    def span(ns):  # '3', or '2 to 3'
+        return f"{min(ns)}" + f" to {max(ns)}" * (min(ns) != max(ns))
     seeds = [len(runs) for c, runs in cells.items()  # (a sweep's runs at other lrs apart)
              if c[:3] in ("t1/", "t2/", "t3/", "t4/") and not LR.search(c)]
-    n = str(min(seeds, default=0))
-    if seeds and min(seeds) != max(seeds):
-        n += f" to {max(seeds)}"
+    n = span(seeds) if seeds else "0"
     rows = []
     for claim, paper_, rule, judge in CLAIMS:
         ours, tests, partly, where, reads = judge(A)
         n_read = {len(A.runs(c)) for c in reads}  # where the cells it reads have another n
-        if n != "0" and n_read - {int(n.split()[0])} and f"{min(n_read)} to {max(n_read)}" != n:
-            ours += f" (n = {min(n_read)}" + f" to {max(n_read)}" * (len(n_read) > 1) + ")"
+        if n != "0" and n_read - {int(n.split()[0])} and span(n_read) != n:
+            ours += f" (n = {span(n_read)})"
         _, tests_shared, partly_shared, _, reads_shared = judge(shared)
         # a cell's sweep, or its ladder's at one of its budgets, that has not chosen
         bases = {STEPS.sub("", c) for c in reads + reads_shared}
@@ -564,9 +561,8 @@ BELIEVE = {
 
 
 def effect(ours, n):
-    """A claims row's numbers, short: its 'ours' without the notes in brackets (which table,
-    budget or lr, why it waits), its first clauses, and the seeds per cell (the row's n where it
-    names one, else the scale's)."""
+    """A claims row's 'ours', short: without its notes in brackets (table, budget, lr, why it
+    waits), cut after its first clauses, with the seeds per cell (the row's n, else the scale's)."""
     named = re.findall(r"\(n = ([^;)]+)", ours)
     s = re.sub(r" \(n = [^)]*\)", "", ours)
     # the innermost brackets first; a bracket glued to a word, N(0, 1/d), stays
@@ -611,9 +607,8 @@ def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
 
 
 def claim_costs(cells, paper_cells):
-    """What each claims row cost: the runs of the cells it reads, with every budget of their
-    ladders and every lr of their sweeps (a run that two rows read counts in each), CPU-hours at
-    the quick scale and GPU-minutes (run time, packed runs counted each) at the paper scale."""
+    """What each claims row cost at each scale: the runs of the cells it reads, every budget and
+    lr included (its paragraph says how they count)."""
     def spent(cells_, reads):
         bases = {LR.sub("", STEPS.sub("", c)) for c in reads}
         runs = {id(r): r for c, rs in cells_.items() for r in rs
@@ -1280,9 +1275,8 @@ def render_docs(blocks):
 
 
 def render_all(scale, draw=True, recompute_init=False):
-    """{path: text} of every file that report.py writes for a scale: its own (render_scale) and,
-    for quick and paper, every document, which needs both scales' blocks (the other scale's are
-    rendered without drawing its figures)."""
+    """{path: text} of every file report.py writes for a scale: its own (render_scale) and, for
+    quick and paper, every document (with the other scale's blocks, its figures not drawn)."""
     out, blocks = render_scale(scale, draw, recompute_init)
     if scale in ("quick", "paper"):
         blocks.update(render_scale("paper" if scale == "quick" else "quick", draw=False)[1])

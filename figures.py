@@ -1,9 +1,8 @@
 """
 Draw the figures that the documents show into plots/ from the run records, and measure the models
-behind three tables (tables_quick.md, FINDINGS): the token covariance of untrained models (with depth), the
-attention heads of the models trained on induction (from their checkpoints), and the strength of
-each run's random draw (the draw study). report.py calls these while it renders (`python report.py
---scale quick`).
+behind three tables (tables_quick.md, FINDINGS): the token covariance of untrained models (with
+depth), the attention heads of the models trained on induction (from their checkpoints), and the
+strength of each run's random draw (the draw study). report.py calls these while it renders.
 
 Every figure follows one rule: it says no more than its table (see the note above `with_n`).
 """
@@ -135,11 +134,11 @@ def mark_unstable(ax, x, mean, accs, color, left=False):
     return True
 
 
-def seeds_and_spread(ax, xs, seeds, color, label, fmt="o-"):
-    """At each x its seeds as dots, and their mean ± std joined by a line. Returns the means."""
+def seeds_and_spread(ax, xs, seeds, color, name, fmt="o-"):
+    """At each x its seeds as dots, their mean ± std as a line named with_n. Returns the means."""
     means = [mean_std(s)[0] for s in seeds]
     ax.errorbar(xs, means, yerr=[mean_std(s)[1] for s in seeds], fmt=fmt, capsize=3, color=color,
-                label=label)
+                label=with_n(name, [len(s) for s in seeds]))
     for x, s in zip(xs, seeds):
         ax.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
     return means
@@ -230,7 +229,7 @@ def plot_depth(cells, scale):
         xs = [d * 2 ** (0.07 * side) for d in at]  # the rows side by side on the log axis
         for a, key, unit in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
             seeds = [[unit * y for y in final(cells, c, key)] for c in at.values()]
-            means = seeds_and_spread(a, xs, seeds, color, with_n(label, [len(s) for s in seeds]))
+            means = seeds_and_spread(a, xs, seeds, color, label)
             if key == "acc":  # †, on the row's own side
                 for x, s, m in zip(xs, seeds, means):
                     mark_unstable(a, x, m, [y / 100 for y in s], color, left=side < 0)
@@ -260,8 +259,7 @@ def plot_capacity(cells, scale, paper):
             if key == "bits_per_param" and v not in CAPACITY:
                 continue  # the claim's rule compares the paper's four variants
             seeds = [[unit * y for y in final(cells, c, key)] for _, c in rungs]
-            means = seeds_and_spread(a, steps, seeds, color,
-                                     with_n(NAMES[v], [len(s) for s in seeds]), fmt="-")
+            means = seeds_and_spread(a, steps, seeds, color, NAMES[v], fmt="-")
             for x, s, m in zip(steps, seeds, means):
                 a.plot(x, m, "o", color=color, markersize=6,
                        markerfacecolor=color if len(s) >= LADDER_SEEDS else "white")
@@ -304,8 +302,8 @@ def plot_lr_sweep(cells, scale):
             color = f"C{VARIANTS.index(base.split('/')[2].split('-')[0])}"
             by_lr = lr_grid(cells, base)  # {lr: each seed's score}
             seeds = [[-x if lm else 100 * x for x in v] for v in by_lr.values()]
-            label = with_n(base.split("/", 1)[1].replace(f"{task}/", ""), [len(x) for x in seeds])
-            means = seeds_and_spread(ax, list(by_lr), seeds, color, label)
+            name = base.split("/", 1)[1].replace(f"{task}/", "")
+            means = seeds_and_spread(ax, list(by_lr), seeds, color, name)
             if pick := chosen_lr(cells, base):
                 ax.plot(pick[0], means[list(by_lr).index(pick[0])], "o", markersize=12,
                         markerfacecolor="none", color=color)
@@ -348,8 +346,6 @@ def draw_all(cells, scale, paper_bits, dry=False):
 
 INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT",
               "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
-
-
 # (title, width, digits of add, MixiT's heads, depths, JSON): a wide sweep of depth, and claim 6's
 # setting (Table 6b), so that a trained cell's covariance has its init beside it
 INIT_SETTINGS = [
@@ -415,9 +411,8 @@ def induction_scores(model, task):
     scores = []
     for att in atts:
         att = att.float()
-        induction = att[rows, :, T - 1, p + 1].mean(0)  # (H,)
-        previous = att[:, :, t, t - 1].mean((0, 2))  # (H,)
-        scores.append({"induction": induction.tolist(), "previous": previous.tolist()})
+        scores.append({"induction": att[rows, :, T - 1, p + 1].mean(0).tolist(),  # (H,) each
+                       "previous": att[:, :, t, t - 1].mean((0, 2)).tolist()})
     return scores
 
 

@@ -48,6 +48,7 @@ DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0,
 HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "hop": "t1/hop",
         "lm": "t2/lm", "add": "t3/add", "modadd": "t3/modadd", "dyck": "t3/dyck",
         "memorize": "t4/memorize"}
+_FLOORS = {}  # baseline's answer for each task's settings, made once
 
 
 # -----------------------------------------------------------------------------
@@ -212,9 +213,6 @@ def differ(a, b):
     return abs(ma - mb) > max(sa, sb, 0.01)
 
 
-_FLOORS = {}
-
-
 def baseline(cells, prefix):
     """(task, rule, score): the best trivial rule on the test set of the cells under `prefix`."""
     r = next((runs[0] for c, runs in sorted(cells.items()) if c.startswith(prefix) and runs), None)
@@ -302,6 +300,8 @@ SETTING_AFTER = re.compile(
     re.I)
 UNIT = re.compile(r"^\s*(%|±|x\b|×|points?\b|bits?\b|nats?\b|ms\b|[KMG]B\b|minutes?\b|"
                   r"seconds?\b|s\b|times\b)")
+TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconclusive|not yet run)"
+                           r"[.,]?[\"”'’]", re.I)
 
 
 def prose(doc):
@@ -338,11 +338,6 @@ def typed_numbers(text):
                 or re.match(r"-(hop|head|layer|step|digit|core|bit|seed)", after)):
             out.append((a, b))
     return [text[a:b] for a, b in sorted(out)]
-
-
-TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconclusive|not yet run)"
-                           r"[.,]?[\"”'’]", re.I)
-
 
 def unsourced(doc):
     """(kind, sentence) for each sentence of a Markdown doc that breaks the rule above: 'typed
@@ -477,8 +472,10 @@ LADDER_SEEDS = 3  # seeds at each budget tried; the budget a verdict reads gets 
 READ_SEEDS = 5
 SETTLED = 1.0  # points: a doubling that moves the mean less than this (or the spread) settles it
 STEPS = re.compile(r"-steps(\d+)$")
-CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")  # claim 4's cells, in the paper's order
-# the rows of Tables 11 and 12; run_all.sh doubles each (LADDERED) but the last
+CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last budget
+# claim 4's cells, in the paper's order, then the other rows of Tables 11 and 12; run_all.sh
+# doubles each (LADDERED) but the last
+CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")
 CAPACITY_ROWS = CAPACITY + ("mixit-shipped", "mixit_stdblock", "standard_mixblock")
 LADDERED = CAPACITY_ROWS[:-1]
 
@@ -557,10 +554,6 @@ def capacity_cell(cells, base):
     # the cap is a doubled budget (a base given READ_SEEDS seeds by hand is not the cap)
     at_cap = STEPS.search(done[-1]) and len(final(cells, done[-1])) >= READ_SEEDS
     return done[-1], CAP if at_cap else False
-
-
-CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last budget
-
 
 def readable(cells, base):
     """May a verdict read this ladder: settled (or at its cap), with READ_SEEDS seeds there?"""

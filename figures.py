@@ -59,9 +59,8 @@ def grid(fig):
 
 
 def shown(fig):
-    """What a figure shows, as a short hash that does not depend on the matplotlib that drew it:
-    every point (to 4 digits) and every text. report.py --check compares it with what the records
-    give now."""
+    """What a figure shows, every point (to 4 digits) and text, as a short hash that no matplotlib
+    version changes: report.py --check compares it with what the records give now."""
     def points(xy):
         return " ".join(f"{float(x):.4g},{float(y):.4g}" for x, y in xy)
     parts = [t.get_text() for t in fig.texts]
@@ -439,9 +438,8 @@ def one_sequence(task, model):
 
 
 def attention_map(ax, att, title, p=None, low=0.0):
-    """One head's attention (T, T) on one sequence, on a colour scale from low to 1, with a red box
-    where the query (the last row) meets the token after its earlier occurrence at p: the entry
-    the induction score reads."""
+    """One head's attention (T, T) on one sequence, coloured from low to 1; a red box where the
+    query (the last row) meets the token after its earlier occurrence p: the induction score's."""
     T = att.shape[0]
     image = ax.imshow(att.numpy(), cmap="viridis", vmin=low, vmax=1)
     if p is not None:
@@ -556,8 +554,7 @@ def draw_strength(record):
 # -----------------------------------------------------------------------------
 # Attention forming: the heads of one training run on induction, step by step (claim 2's picture)
 
-# One run per variant, at Table 1's quick induction setting, seed 0, with a checkpoint every 25
-# steps
+# One run per variant at Table 1's quick induction setting, seed 0, a checkpoint every 25 steps
 FORMING_ARGS = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
                 "--eval_interval 200 --batch_size 256 --steps 400 --task induction --task_size 12 "
                 "--seed 0 --dtype float32 --examples 0").split()
@@ -575,8 +572,7 @@ def forming_path(v, step=None):
 
 def forming_data(paths):
     """{step: checkpoint} of one run -> {'steps', 'checkpoints', 'scores' (induction_scores at each
-    step), 'heads': {'previous': [layer, head], 'induction': [layer, head]}}, the heads being the
-    last step's best."""
+    step), 'heads': the last step's best, {'previous': [layer, head], 'induction': [...]}}."""
     steps = sorted(paths)
     scores = []
     for s in steps:

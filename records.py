@@ -93,8 +93,7 @@ def corpus_of(r):
 
 def stale(r):
     """Did a record run a recipe that has since changed under the same flags (a --mixit_shipped run
-    before the reference's sink row 0, an lm run on another text)? run_all.sh reruns it; it is
-    marked ° until then."""
+    before the reference's sink row 0, an lm run on another text)? Marked ° until it is rerun."""
     c = r["config"]
     if c.get("mixit_shipped") and r.get("sink_row0") != 0.5:
         return True
@@ -315,8 +314,7 @@ def prose(doc):
 
 
 def bare(sentence):
-    """A sentence with each marker as ⟦m⟧, without code, links and addresses (code names, not
-    renders)."""
+    """A sentence with each marker as ⟦m⟧, without code, links or addresses (names, not renders)."""
     s = re.sub(r"<!--=.*?-->", " ⟦m⟧ ", sentence, flags=re.S)
     s = re.sub(r"\[[^\]]*\]\(https?:[^)]*\)", " ", s)  # a link out: a citation, text and all
     return re.sub(r"`[^`]*`|\]\([^)]*\)|https?://\S+", " ", s)
@@ -632,8 +630,7 @@ def lr_cells(cells, base, val=False):
 
 def lr_grid(cells, base):
     """{lr: [lr_score of seeds below SWEEP_SEEDS]} of a cell's sweep (CELL-lr<LR>-val where it ran,
-    else CELL-lr<LR>), with the cell at its shared lr where its records carry the score
-    (memorize)."""
+    else CELL-lr<LR>), and CELL at its shared lr where its records carry the score (memorize)."""
     at = {**lr_cells(cells, base), **lr_cells(cells, base, val=True)}
     at.setdefault(shared_lr(cells, base), base)
     grid = {}
@@ -767,8 +764,7 @@ def record_values(r, key):
     if kind in ("table_bits", "table_bits_per_param"):  # memorize: the whole table, n^2 log2 n
         n = r["config"]["task_size"]
         return [n * n * math.log2(n) / (r["n_trainable"] if kind.endswith("param") else 1)]
-    # a run's final result, the record itself, a profile's, a --pack's or a graphs check's
-    # figures, the config
+    # else a run's final result, the record itself, its profile, pack or graphs check, its config
     v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),
                                 r.get("graphs_check", {}), r["config"]) if base in d), None)
     return [] if v is None else [v]

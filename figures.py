@@ -82,15 +82,14 @@ def legend_outside(fig):
         drawn.append({label: handles[labels.index(label)] for label in labels})
     panels = [entries for entries in drawn if entries]
     shared = {k: h for k, h in panels[0].items() if all(k in e for e in panels)}
+    small = dict(fontsize=8, title_fontsize=8)
     fig.legend(shared.values(), shared.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5),
-               fontsize=8, title="in every panel" if len(panels) > 1 else None,
-               title_fontsize=8)
+               title="in every panel" if len(panels) > 1 else None, **small)
     for ax, entries in zip(fig.axes, drawn):
         own = {k: h for k, h in entries.items() if k not in shared}
         if own:
             fig.legend(own.values(), own.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.2),
-                       bbox_transform=ax.transAxes, fontsize=8, title="this panel only",
-                       title_fontsize=8)
+                       bbox_transform=ax.transAxes, title="this panel only", **small)
 
 
 # A figure must not say more than its table: every accuracy axis spans at least from the task's

@@ -159,7 +159,6 @@ def plot_needle(cells, scale):
     if not any(len(pts) > 1 for pts in curves.values()):
         return
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    floors = {}
     for i, (v, pts) in enumerate(curves.items()):
         if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
             x, m, sd, n, at = zip(*pts)
@@ -168,7 +167,7 @@ def plot_needle(cells, scale):
                         capsize=3, color=f"C{i}", label=with_n(NAMES[v], n))
             for x_, m_, c in zip(xs, m, at):
                 mark_unstable(ax, x_, 100 * m_, final(cells, c), f"C{i}")
-            floors.update({size: floor_pct(cells, c) for size, c in zip(x, at)})
+    floors = {size: floor_pct(cells, c) for pts in curves.values() for size, *_, c in pts}
     accuracy_axis(ax, [floors[x] for x in sorted(floors)], sorted(floors))
     ax.set(xlabel="max key-value pairs (task_size)",
            ylabel="test accuracy (%), mean ± std over seeds",

@@ -171,11 +171,10 @@ def stat(values, scale=100, digits=1, n=True):
     if not values:
         return "–"
     m, sd = mean_std([x * scale for x in values])
+    spread = f" ± {sd:.{digits}f}" if len(values) > 1 else ""
     count = f" (n={len(values)})" if n else ""
-    if len(values) == 1:
-        return f"{m:.{digits}f}{count}"
     dagger = " †" if scale == 100 and unstable(values) else ""
-    return f"{m:.{digits}f} ± {sd:.{digits}f}{count}{dagger}"
+    return f"{m:.{digits}f}{spread}{count}{dagger}"
 
 
 def entry(cells, cell, key="acc"):
@@ -249,13 +248,12 @@ def table(header, rows):
 # -----------------------------------------------------------------------------
 # Cells that several tables and figures read
 
+# The draw study (how much does a run's random draw matter?): its rows
+DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
+
 
 def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
     return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
-
-
-# The draw study (how much does a run's random draw matter?): its rows
-DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
 
 
 def draw_runs(cells):
@@ -736,7 +734,6 @@ def lr_wanted(cells, base, lr, seed, final_only=False):
 #   that a sentence cannot say more than its records: vs:CELL2[=KEY2] (compare), share:LO,HI
 #   (share_words), floor (floor_words), gain (what settled a ladder's doubling).
 # A rendered number keeps the table's marks: † (unstable) and ° (an earlier recipe).
-
 
 # A setting timed both ways (bench.py --compile-vs-eager, --sdpa-vs-written): the setting, and
 # its two values, the one expected slower first (the ratio reads slower / faster)

@@ -1,9 +1,8 @@
 """
 Draw the figures that the documents show into plots/ from the run records, and measure the models
-behind three tables (tables_quick.md, FINDINGS): the token covariance of untrained models (with depth), the
-attention heads of the models trained on induction (from their checkpoints), and the strength of
-each run's random draw (the draw study). report.py calls these while it renders (`python report.py
---scale quick`).
+behind three tables (tables_quick.md, FINDINGS): the token covariance of untrained models (with
+depth), the attention heads of the models trained on induction (from their checkpoints), and the
+strength of each run's random draw (the draw study). report.py calls these while it renders.
 
 Every figure follows one rule: it says no more than its table (see the note above `with_n`).
 """
@@ -60,9 +59,8 @@ def grid(fig):
 
 
 def shown(fig):
-    """What a figure shows, as a short hash that does not depend on the matplotlib that drew it:
-    every point (to 4 digits) and every text. report.py --check compares it with what the records
-    give now."""
+    """What a figure shows, every point (to 4 digits) and text, as a short hash that no matplotlib
+    version changes: report.py --check compares it with what the records give now."""
     def points(xy):
         return " ".join(f"{float(x):.4g},{float(y):.4g}" for x, y in xy)
     parts = [t.get_text() for t in fig.texts]
@@ -84,15 +82,14 @@ def legend_outside(fig):
         drawn.append({label: handles[labels.index(label)] for label in labels})
     panels = [entries for entries in drawn if entries]
     shared = {k: h for k, h in panels[0].items() if all(k in e for e in panels)}
+    small = dict(fontsize=8, title_fontsize=8)
     fig.legend(shared.values(), shared.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5),
-               fontsize=8, title="in every panel" if len(panels) > 1 else None,
-               title_fontsize=8)
+               title="in every panel" if len(panels) > 1 else None, **small)
     for ax, entries in zip(fig.axes, drawn):
         own = {k: h for k, h in entries.items() if k not in shared}
         if own:
             fig.legend(own.values(), own.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.2),
-                       bbox_transform=ax.transAxes, fontsize=8, title="this panel only",
-                       title_fontsize=8)
+                       bbox_transform=ax.transAxes, title="this panel only", **small)
 
 
 # A figure must not say more than its table: every accuracy axis spans at least from the task's
@@ -135,11 +132,11 @@ def mark_unstable(ax, x, mean, accs, color, left=False):
     return True
 
 
-def seeds_and_spread(ax, xs, seeds, color, label, fmt="o-"):
-    """At each x its seeds as dots, and their mean ± std joined by a line. Returns the means."""
+def seeds_and_spread(ax, xs, seeds, color, name, fmt="o-"):
+    """At each x its seeds as dots, their mean ± std as a line named with_n. Returns the means."""
     means = [mean_std(s)[0] for s in seeds]
     ax.errorbar(xs, means, yerr=[mean_std(s)[1] for s in seeds], fmt=fmt, capsize=3, color=color,
-                label=label)
+                label=with_n(name, [len(s) for s in seeds]))
     for x, s in zip(xs, seeds):
         ax.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
     return means
@@ -162,7 +159,6 @@ def plot_needle(cells, scale):
     if not any(len(pts) > 1 for pts in curves.values()):
         return
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    floors = {}
     for i, (v, pts) in enumerate(curves.items()):
         if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
             x, m, sd, n, at = zip(*pts)
@@ -171,7 +167,7 @@ def plot_needle(cells, scale):
                         capsize=3, color=f"C{i}", label=with_n(NAMES[v], n))
             for x_, m_, c in zip(xs, m, at):
                 mark_unstable(ax, x_, 100 * m_, final(cells, c), f"C{i}")
-            floors.update({size: floor_pct(cells, c) for size, c in zip(x, at)})
+    floors = {size: floor_pct(cells, c) for pts in curves.values() for size, *_, c in pts}
     accuracy_axis(ax, [floors[x] for x in sorted(floors)], sorted(floors))
     ax.set(xlabel="max key-value pairs (task_size)",
            ylabel="test accuracy (%), mean ± std over seeds",
@@ -230,7 +226,7 @@ def plot_depth(cells, scale):
         xs = [d * 2 ** (0.07 * side) for d in at]  # the rows side by side on the log axis
         for a, key, unit in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
             seeds = [[unit * y for y in final(cells, c, key)] for c in at.values()]
-            means = seeds_and_spread(a, xs, seeds, color, with_n(label, [len(s) for s in seeds]))
+            means = seeds_and_spread(a, xs, seeds, color, label)
             if key == "acc":  # †, on the row's own side
                 for x, s, m in zip(xs, seeds, means):
                     mark_unstable(a, x, m, [y / 100 for y in s], color, left=side < 0)
@@ -260,8 +256,7 @@ def plot_capacity(cells, scale, paper):
             if key == "bits_per_param" and v not in CAPACITY:
                 continue  # the claim's rule compares the paper's four variants
             seeds = [[unit * y for y in final(cells, c, key)] for _, c in rungs]
-            means = seeds_and_spread(a, steps, seeds, color,
-                                     with_n(NAMES[v], [len(s) for s in seeds]), fmt="-")
+            means = seeds_and_spread(a, steps, seeds, color, NAMES[v], fmt="-")
             for x, s, m in zip(steps, seeds, means):
                 a.plot(x, m, "o", color=color, markersize=6,
                        markerfacecolor=color if len(s) >= LADDER_SEEDS else "white")
@@ -304,8 +299,8 @@ def plot_lr_sweep(cells, scale):
             color = f"C{VARIANTS.index(base.split('/')[2].split('-')[0])}"
             by_lr = lr_grid(cells, base)  # {lr: each seed's score}
             seeds = [[-x if lm else 100 * x for x in v] for v in by_lr.values()]
-            label = with_n(base.split("/", 1)[1].replace(f"{task}/", ""), [len(x) for x in seeds])
-            means = seeds_and_spread(ax, list(by_lr), seeds, color, label)
+            name = base.split("/", 1)[1].replace(f"{task}/", "")
+            means = seeds_and_spread(ax, list(by_lr), seeds, color, name)
             if pick := chosen_lr(cells, base):
                 ax.plot(pick[0], means[list(by_lr).index(pick[0])], "o", markersize=12,
                         markerfacecolor="none", color=color)
@@ -348,8 +343,6 @@ def draw_all(cells, scale, paper_bits, dry=False):
 
 INIT_NAMES = {"standard": "Standard (= every softmax variant)", "mixit": "MixiT",
               "standard_ref": "Standard, Q/K at 0.02 (= Random, reference init 0.02)"}
-
-
 # (title, width, digits of add, MixiT's heads, depths, JSON): a wide sweep of depth, and claim 6's
 # setting (Table 6b), so that a trained cell's covariance has its init beside it
 INIT_SETTINGS = [
@@ -415,9 +408,8 @@ def induction_scores(model, task):
     scores = []
     for att in atts:
         att = att.float()
-        induction = att[rows, :, T - 1, p + 1].mean(0)  # (H,)
-        previous = att[:, :, t, t - 1].mean((0, 2))  # (H,)
-        scores.append({"induction": induction.tolist(), "previous": previous.tolist()})
+        scores.append({"induction": att[rows, :, T - 1, p + 1].mean(0).tolist(),  # (H,) each
+                       "previous": att[:, :, t, t - 1].mean((0, 2)).tolist()})
     return scores
 
 
@@ -444,9 +436,8 @@ def one_sequence(task, model):
 
 
 def attention_map(ax, att, title, p=None, low=0.0):
-    """One head's attention (T, T) on one sequence, on a colour scale from low to 1, with a red box
-    where the query (the last row) meets the token after its earlier occurrence at p: the entry
-    the induction score reads."""
+    """One head's attention (T, T) on one sequence, coloured from low to 1; a red box where the
+    query (the last row) meets the token after its earlier occurrence p: the induction score's."""
     T = att.shape[0]
     image = ax.imshow(att.numpy(), cmap="viridis", vmin=low, vmax=1)
     if p is not None:
@@ -561,8 +552,7 @@ def draw_strength(record):
 # -----------------------------------------------------------------------------
 # Attention forming: the heads of one training run on induction, step by step (claim 2's picture)
 
-# One run per variant, at Table 1's quick induction setting, seed 0, with a checkpoint every 25
-# steps
+# One run per variant at Table 1's quick induction setting, seed 0, a checkpoint every 25 steps
 FORMING_ARGS = ("--n_embd 64 --n_head 4 --n_layer 2 --eval_size 500 --lr 3e-3 --warmup 100 "
                 "--eval_interval 200 --batch_size 256 --steps 400 --task induction --task_size 12 "
                 "--seed 0 --dtype float32 --examples 0").split()
@@ -580,8 +570,7 @@ def forming_path(v, step=None):
 
 def forming_data(paths):
     """{step: checkpoint} of one run -> {'steps', 'checkpoints', 'scores' (induction_scores at each
-    step), 'heads': {'previous': [layer, head], 'induction': [layer, head]}}, the heads being the
-    last step's best."""
+    step), 'heads': the last step's best, {'previous': [layer, head], 'induction': [...]}}."""
     steps = sorted(paths)
     scores = []
     for s in steps:

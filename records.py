@@ -48,6 +48,7 @@ DIGITS = {"loss": 3, "bpb": 3, "token_cov": 3, "bits_per_param": 2, "wall_s": 0,
 HOME = {"needle": "t1/needle", "induction": "t1/induction", "copy": "t1/copy", "hop": "t1/hop",
         "lm": "t2/lm", "add": "t3/add", "modadd": "t3/modadd", "dyck": "t3/dyck",
         "memorize": "t4/memorize"}
+_FLOORS = {}  # baseline's answer for each task's settings, made once
 
 
 # -----------------------------------------------------------------------------
@@ -92,8 +93,7 @@ def corpus_of(r):
 
 def stale(r):
     """Did a record run a recipe that has since changed under the same flags (a --mixit_shipped run
-    before the reference's sink row 0, an lm run on another text)? run_all.sh reruns it; it is
-    marked ° until then."""
+    before the reference's sink row 0, an lm run on another text)? Marked ° until it is rerun."""
     c = r["config"]
     if c.get("mixit_shipped") and r.get("sink_row0") != 0.5:
         return True
@@ -144,15 +144,10 @@ def final(cells, cell, key="acc"):
     return [r["final"][key] for r in cells.get(cell, []) if key in r.get("final", {})]
 
 
-def first_at(run, target):
-    """A run's first evaluation (its history entry) with test accuracy >= target; None if none."""
-    return next((h for h in run["history"] if h.get("acc", 0) >= target), None)
-
-
 def config_of(cells, prefix, key="task_size"):
     """A setting of the runs under `prefix` (their task size, by default); '?' if none ran."""
-    return next((runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix) and runs),
-                "?")
+    found = (runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix) and runs)
+    return next(found, "?")
 
 # -----------------------------------------------------------------------------
 # A cell's seeds as text, and the rules that compare two cells
@@ -176,17 +171,17 @@ def stat(values, scale=100, digits=1, n=True):
     if not values:
         return "–"
     m, sd = mean_std([x * scale for x in values])
+    spread = f" ± {sd:.{digits}f}" if len(values) > 1 else ""
     count = f" (n={len(values)})" if n else ""
-    if len(values) == 1:
-        return f"{m:.{digits}f}{count}"
     dagger = " †" if scale == 100 and unstable(values) else ""
-    return f"{m:.{digits}f} ± {sd:.{digits}f}{count}{dagger}"
+    return f"{m:.{digits}f}{spread}{count}{dagger}"
 
 
 def entry(cells, cell, key="acc"):
     """A table's entry: stat() of a cell's final `key`, with ° and k of n solved where due."""
     values = final(cells, cell, key)
-    text = stat(values, 100 if key in PERCENT else 1, DIGITS.get(key, 1)) + old(cells.get(cell, []))
+    text = (stat(values, 100 if key in PERCENT else 1, DIGITS.get(key, 1))
+            + old(cells.get(cell, [])))
     if key == "acc" and unstable(values):
         low = baseline(cells, cell)
         if low and all_or_nothing(values, low[2]):
@@ -216,19 +211,14 @@ def differ(a, b):
     return abs(ma - mb) > max(sa, sb, 0.01)
 
 
-_FLOORS = {}
-
-
 def baseline(cells, prefix):
     """(task, rule, score): the best trivial rule on the test set of the cells under `prefix`."""
     r = next((runs[0] for c, runs in sorted(cells.items()) if c.startswith(prefix) and runs), None)
-    if r is None:
+    if r is None or "task" not in r["config"]:
         return None
     c = r["config"]
-    if "task" not in c:
-        return None
-    k = (c["task"], c.get("task_size", 0), "cpu", c.get("data_seed", 12345), c.get("eval_size", 2000),
-         c.get("data", ""))  # (make_task's defaults where an old record lacks a setting)
+    k = (c["task"], c.get("task_size", 0), "cpu", c.get("data_seed", 12345),
+         c.get("eval_size", 2000), c.get("data", ""))  # (make_task's defaults: an older record)
     if k not in _FLOORS:
         try:
             task = tasks.make_task(*k, c.get("test_data", ""))
@@ -258,13 +248,12 @@ def table(header, rows):
 # -----------------------------------------------------------------------------
 # Cells that several tables and figures read
 
+# The draw study (how much does a run's random draw matter?): its rows
+DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
+
 
 def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
     return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
-
-
-# The draw study (how much does a run's random draw matter?): its rows
-DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
 
 
 def draw_runs(cells):
@@ -308,6 +297,8 @@ SETTING_AFTER = re.compile(
     re.I)
 UNIT = re.compile(r"^\s*(%|±|x\b|×|points?\b|bits?\b|nats?\b|ms\b|[KMG]B\b|minutes?\b|"
                   r"seconds?\b|s\b|times\b)")
+TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconclusive|not yet run)"
+                           r"[.,]?[\"”'’]", re.I)
 
 
 def prose(doc):
@@ -321,8 +312,7 @@ def prose(doc):
 
 
 def bare(sentence):
-    """A sentence with each marker as ⟦m⟧, without code, links and addresses (code names, not
-    renders)."""
+    """A sentence with each marker as ⟦m⟧, without code, links or addresses (names, not renders)."""
     s = re.sub(r"<!--=.*?-->", " ⟦m⟧ ", sentence, flags=re.S)
     s = re.sub(r"\[[^\]]*\]\(https?:[^)]*\)", " ", s)  # a link out: a citation, text and all
     return re.sub(r"`[^`]*`|\]\([^)]*\)|https?://\S+", " ", s)
@@ -344,11 +334,6 @@ def typed_numbers(text):
                 or re.match(r"-(hop|head|layer|step|digit|core|bit|seed)", after)):
             out.append((a, b))
     return [text[a:b] for a, b in sorted(out)]
-
-
-TYPED_VERDICT = re.compile(r"[\"“'‘](reproduced|partly|not reproduced|inconclusive|not yet run)"
-                           r"[.,]?[\"”'’]", re.I)
-
 
 def unsourced(doc):
     """(kind, sentence) for each sentence of a Markdown doc that breaks the rule above: 'typed
@@ -460,12 +445,10 @@ class Tests(list):
 def outcome(tests, partly=1):
     """A claim's verdict from its tests, `partly` of them for PARTLY; each open test is settled both
     ways, and where the ways disagree, AT_THRESHOLD."""
-    open_ = [i for i, t in enumerate(tests) if t is None]
     seen = set()
-    for fill in itertools.product((True, False), repeat=len(open_)):
-        t = list(tests)
-        for i, f in zip(open_, fill):
-            t[i] = f
+    for fill in itertools.product((True, False), repeat=list(tests).count(None)):
+        ways = iter(fill)  # a way to settle each open test
+        t = [next(ways) if x is None else x for x in tests]
         seen.add(REPRODUCED if all(t) else PARTLY if sum(t) >= partly else NOT_REPRODUCED)
     names = getattr(tests, "names", None)
     waiting = getattr(tests, "waiting", ())
@@ -485,8 +468,10 @@ LADDER_SEEDS = 3  # seeds at each budget tried; the budget a verdict reads gets 
 READ_SEEDS = 5
 SETTLED = 1.0  # points: a doubling that moves the mean less than this (or the spread) settles it
 STEPS = re.compile(r"-steps(\d+)$")
-CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")  # claim 4's cells, in the paper's order
-# the rows of Tables 11 and 12; run_all.sh doubles each (LADDERED) but the last
+CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last budget
+# claim 4's cells, in the paper's order, then the other rows of Tables 11 and 12; run_all.sh
+# doubles each (LADDERED) but the last
+CAPACITY = ("standard", "frozen_qk", "mixit", "frozen_mlp")
 CAPACITY_ROWS = CAPACITY + ("mixit-shipped", "mixit_stdblock", "standard_mixblock")
 LADDERED = CAPACITY_ROWS[:-1]
 
@@ -497,9 +482,8 @@ def budget_of(runs):  # a cell's budget in steps: its --steps (a record's own st
 
 def ladder(cells, base):
     """[(steps, cell)] of a cell's budgets that ran, smallest first: base, then base-steps<N>."""
-    rungs = [(budget_of(runs), c) for c, runs in cells.items()
-             if runs and (c == base or (STEPS.search(c) and STEPS.sub("", c) == base))]
-    return sorted(rungs)
+    return sorted((budget_of(runs), c) for c, runs in cells.items()
+                  if runs and (c == base or (STEPS.search(c) and STEPS.sub("", c) == base)))
 
 
 def doubled(cells, base):  # has a doubling of the cell run (a base-steps<N> cell with runs)?
@@ -538,10 +522,8 @@ def doubling_words(a, b):
     gain, spread = move(a, b)
     if abs(gain) < spread:
         return f"{gain:+.2f} points, within the spread ({spread:.2f})"
-    if abs(gain) < SETTLED:
-        return (f"{gain:+.2f} points, beyond the spread ({spread:.2f}) but under the "
-                f"{SETTLED:g}-point tolerance")
-    return (f"{gain:+.2f} points, beyond the spread ({spread:.2f}) and the {SETTLED:g}-point "
+    how = "but under" if abs(gain) < SETTLED else "and"
+    return (f"{gain:+.2f} points, beyond the spread ({spread:.2f}) {how} the {SETTLED:g}-point "
             "tolerance")
 
 
@@ -568,10 +550,6 @@ def capacity_cell(cells, base):
     # the cap is a doubled budget (a base given READ_SEEDS seeds by hand is not the cap)
     at_cap = STEPS.search(done[-1]) and len(final(cells, done[-1])) >= READ_SEEDS
     return done[-1], CAP if at_cap else False
-
-
-CAP = "at its cap, not converged"  # capacity_cell: a ladder read at its last budget
-
 
 def readable(cells, base):
     """May a verdict read this ladder: settled (or at its cap), with READ_SEEDS seeds there?"""
@@ -650,8 +628,7 @@ def lr_cells(cells, base, val=False):
 
 def lr_grid(cells, base):
     """{lr: [lr_score of seeds below SWEEP_SEEDS]} of a cell's sweep (CELL-lr<LR>-val where it ran,
-    else CELL-lr<LR>), with the cell at its shared lr where its records carry the score
-    (memorize)."""
+    else CELL-lr<LR>), and CELL at its shared lr where its records carry the score (memorize)."""
     at = {**lr_cells(cells, base), **lr_cells(cells, base, val=True)}
     at.setdefault(shared_lr(cells, base), base)
     grid = {}
@@ -758,7 +735,6 @@ def lr_wanted(cells, base, lr, seed, final_only=False):
 #   (share_words), floor (floor_words), gain (what settled a ladder's doubling).
 # A rendered number keeps the table's marks: † (unstable) and ° (an earlier recipe).
 
-
 # A setting timed both ways (bench.py --compile-vs-eager, --sdpa-vs-written): the setting, and
 # its two values, the one expected slower first (the ratio reads slower / faster)
 TWO_WAYS = {"compiled": ("compile", ("false", "true")), "written": ("sdpa", (True, False))}
@@ -775,9 +751,9 @@ def record_values(r, key):
         flag, (slow, fast) = TWO_WAYS[kind]
         ms = {x[flag]: x["ms_per_step"] for x in r["bench"] if x["variant"] == arg}
         return [ms[slow] / ms[fast]]
-    if kind == "reached":
-        hit = first_at(r, float(arg) / 100)
-        return [hit["step"] if hit else math.nan]
+    if kind == "reached":  # the step of the first evaluation at PCT% test accuracy
+        return [next((h["step"] for h in r["history"] if h.get("acc", 0) >= float(arg) / 100),
+                     math.nan)]
     if at:
         return [h[base] for h in r["history"] if h["step"] == int(at)]
     if kind == "check":  # a graphs check's (bench.py --graphs-check) run: its last accuracy
@@ -785,8 +761,7 @@ def record_values(r, key):
     if kind in ("table_bits", "table_bits_per_param"):  # memorize: the whole table, n^2 log2 n
         n = r["config"]["task_size"]
         return [n * n * math.log2(n) / (r["n_trainable"] if kind.endswith("param") else 1)]
-    # a run's final result, the record itself, a profile's, a --pack's or a graphs check's
-    # figures, the config
+    # else a run's final result, the record itself, its profile, pack or graphs check, its config
     v = next((d[base] for d in (r.get("final", {}), r, r.get("profile", {}), r.get("pack", {}),
                                 r.get("graphs_check", {}), r["config"]) if base in d), None)
     return [] if v is None else [v]
@@ -823,12 +798,10 @@ def number(spec, records_of, record_values=record_values):
         keep = [read(p) for p in pattern.split(",") if p[:1] != "!"]
         leave = [read(p[1:]) for p in pattern.split(",") if p[:1] == "!"]
 
-        def matches(patterns):  # does a whole tag (with its seed) or its cell match one?
-            rx = re.compile("|".join(fnmatch.translate(p) for p in patterns) or r"(?!)")
-            return lambda tag: bool(rx.match(tag) or rx.match(cell_of(tag)))
-        hit, miss = matches(keep), matches(leave)
+        def matches(patterns, tag):  # does a whole tag (with its seed) or its cell match one?
+            return any(fnmatch.fnmatchcase(t, p) for p in patterns for t in (tag, cell_of(tag)))
         runs = [r for r in records_of(name, every=bool(conds))
-                if hit(r["config"]["tag"]) and not miss(r["config"]["tag"])
+                if matches(keep, r["config"]["tag"]) and not matches(leave, r["config"]["tag"])
                 and all(same_value(r["config"].get(k, r.get(k)), v) for k, v in conds)]
         if not runs:
             raise ValueError(f"'{spec}': no record in results/{name}.jsonl matches {pattern}")
@@ -860,33 +833,32 @@ def number(spec, records_of, record_values=record_values):
     values = [v for r in runs for v in record_values(r, key)]
     if not values:
         raise ValueError(f"'{spec}': the matching records have no {key}")
-    base = key.partition("@")[0]
-    d = int(digits) if digits else DIGITS.get(base.partition(":")[0], 1)
-    percent = base in PERCENT or base.startswith("check:")
+    kind = key.partition("@")[0].partition(":")[0]  # (acc@STEP, ms:VARIANT, check:RUN)
+    d = int(digits) if digits else DIGITS.get(kind, 1)
+    percent = kind in PERCENT or kind == "check"
+    marks = (" †" if percent and unstable(values) else "") + old(runs)
     values = [v * 100 if percent else v for v in values]
     # a benchmark's figure is per machine: one that pools machines names them
     machines = sorted({r.get("device_name") or "?" for r in runs})
-    pooled = (f" (pooled over {', '.join(machines)})"
-              if base.partition(":")[0] in ("speedup", "ms", "samples", *TWO_WAYS) and len(machines) > 1
-              else "")
+    if kind in ("speedup", "ms", "samples", *TWO_WAYS) and len(machines) > 1:
+        marks += f" (pooled over {', '.join(machines)})"
 
     def show(v):  # (a word, or None, as a record's device_name or a check's verdict, as it is)
         if isinstance(v, (bool, str)) or v is None:
             return str(v)
         return "not reached" if math.isnan(v) else f"{v:.{d}f}"
-    marks = (" †" if percent and unstable([v / 100 for v in values]) else "") + old(runs)
     if fmt == "seeds":
-        return ", ".join(map(show, values)) + marks + pooled
+        return ", ".join(map(show, values)) + marks
     if fmt == "range":
-        lo, hi = min(values), max(values)
-        return (show(lo) if show(lo) == show(hi) else f"{show(lo)}-{show(hi)}") + marks + pooled
+        lo, hi = show(min(values)), show(max(values))
+        return (lo if lo == hi else f"{lo}-{hi}") + marks
     m, sd = mean_std(values)
     if fmt == "mean" or len(values) == 1:
-        return show(m) + marks + pooled
+        return show(m) + marks
     if fmt != "pm":
         raise ValueError(f"'{spec}': unknown format {fmt} (pm, mean, seeds, range, n, floor, vs, "
                          "share or gain)")
-    return f"{show(m)} ± {show(sd)}{marks}{pooled}"
+    return f"{show(m)} ± {show(sd)}{marks}"
 
 
 def compare(mine, others, how):

@@ -484,7 +484,7 @@ def claim_rows(cells, need=1):
     for claim, paper_, rule, judge in CLAIMS:
         ours, tests, partly, where, reads = judge(A)
         n_read = {len(A.runs(c)) for c in reads}  # where the cells it reads have another n
-        if n != "0" and n_read - {int(n.split()[0])} and span(n_read) != n:
+        if n_read and n != "0" and span(n_read) != n:
             ours += f" (n = {span(n_read)})"
         _, tests_shared, partly_shared, _, reads_shared = judge(shared)
         # a cell's sweep, or its ladder's at one of its budgets, that has not chosen

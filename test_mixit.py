@@ -3027,6 +3027,23 @@ def test_claim_5_reads_each_head_count_from_2_where_its_doubling_settled():
     assert verdict == "partly (fails: no head count below a smaller one)"
 
 
+def test_a_claims_row_names_its_own_n_where_the_scales_n_is_a_range():
+    """A scale whose cells have 3 to 5 seeds: a row whose cells all have 3 names n = 3 (the
+    glance shows it), not the scale's range; the scale's n is the range."""
+    import report
+
+    def runs(tag, values, key):
+        return [{"config": {"tag": f"{tag}/s{s}", "seed": s}, "final": {key: x}}
+                for s, x in enumerate(values)]
+    cells = {f"t2/lm/{v}": runs(f"t2/lm/{v}", [x, x + 0.01, x + 0.02], "loss")
+             for v, x in (("standard", 1.0), ("frozen_qk", 1.1), ("mixit", 1.9))}
+    cells["t4/memorize/standard"] = runs("t4/memorize/standard", [1.0] * 5, "acc")
+    n, rows = report.claim_rows(cells)
+    row8 = next(r for r in rows if r[0].startswith("8."))
+    assert n == "3 to 5" and row8[2].endswith("(n = 3)")
+    assert report.effect(row8[2], n).endswith("(n = 3)")
+
+
 def test_claim_5_refuses_a_study_without_two_head_counts_from_2_heads():
     """Claim 5 reads head counts from 2 heads up only: a study of the 1-head cell alone (even
     doubled and settled), or of 1 head beside one other count, gives no tests and no verdict

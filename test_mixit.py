@@ -4911,12 +4911,14 @@ MUTANTS = [
 ]
 
 
-def mutant(part, edits):
+def mutant(part, edits, blanked=False):
     """The repository's part (a function or method of mixit.py or tasks.py) with each edit
-    {old: new} made to its source, compiled in its module's namespace: (module, function)."""
+    {old: new} made to its source, or blanked as its handout blanks it (homework.blank), compiled
+    in its module's namespace: (module, function)."""
     import homework
     module = {"mixit.py": mixit, "tasks.py": tasks}[homework.all_parts(HERE)[part]]
     source = open(module.__file__).read()
+    source = homework.blank(source, [part]) if blanked else source
     node = homework.find_parts(source)[part]
     text = ast.get_source_segment(source, node)
     for old, new in edits.items():
@@ -4968,6 +4970,27 @@ def test_homework_grade_takes_half_a_part_for_each_plausible_mistake_and_all_for
     assert kept_too_much == []
 
 
+def test_a_part_blanked_alone_fails_its_own_grading_tests_and_no_others():
+    """Each default part, blanked as its handout blanks it and put in place of the repository's,
+    run through every grading test in this process (as the grader scores them): exactly that
+    part's tests fail, so it earns 0 and every other part full marks; the repository's own parts
+    pass them all. (The class's `grade` below runs the same in subprocesses for one part.)"""
+    import homework
+    graded = homework.GRADING
+    nodes = list(dict.fromkeys(node for _, _, tests in graded.values() for node in tests))
+    assert [node for node in nodes if not graded_here(node)] == []
+    for part in homework.DEFAULT_PARTS:
+        module, stubbed = mutant(part, {}, blanked=True)
+        owner, _, name = part.rpartition(".")
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            monkeypatch.setattr(getattr(module, owner) if owner else module, name, stubbed)
+            passed = {node: graded_here(node) for node in nodes}
+        assert {node for node in nodes if not passed[node]} == set(graded[part][2]), part
+        scores = {p: homework.earned(p, {node: passed[node] for node in graded[p][2]})
+                  for p in graded}
+        assert scores == {**{p: points for p, (points, _, _) in graded.items()}, part: 0}, part
+
+
 # Edits a student could make outside mixit.py and tasks.py, each of which would move the grade
 # if grading read it: every test passes, or none is collected, or nothing imports, or the parts
 # list leaves the unfinished part out.
@@ -4990,10 +5013,9 @@ PLANTED = {
 def test_homework_grades_a_class_trusting_only_the_graded_files(tmp_path, capsys):
     """One `grade` of a whole class, a CSV row each, on every part of GRADING (two at a time):
     the repository scores full marks; the untouched handout 0 on each part handed out and full
-    marks on the others; each default part blanked alone 0 on that part and full marks on every
-    other (so its tests fail and no other part's), even where the copy holds an edit of each
-    kind outside mixit.py and tasks.py (PLANTED, in the copy that blanks freeze); the other
-    parts blanked together likewise (that copy's masked_loss is wrong too, and scores 0); a
+    marks on the others; freeze blanked alone 0 on freeze and full marks on every other part,
+    even where the copy holds an edit of each kind outside mixit.py and tasks.py (PLANTED); the
+    other parts blanked together likewise (that copy's masked_loss is wrong too, and scores 0); a
     mixit.py that fails on import 0 everywhere, naming file and line; a folder that is not a
     handout is named in its row, and the others are graded. The feedback lists each failed
     test by its full name, with its line and the values compared, and every part counts all
@@ -5004,7 +5026,7 @@ def test_homework_grades_a_class_trusting_only_the_graded_files(tmp_path, capsys
     graded, defaults = homework.GRADING, homework.DEFAULT_PARTS
     extras = [part for part in graded if part not in defaults]
     folders = {"repository": HERE}
-    handouts = {"defaults": defaults, **{part: [part] for part in defaults}, "extras": extras}
+    handouts = {"defaults": defaults, "freeze": ["freeze"], "extras": extras}
     for name, parts in handouts.items():
         folders[name] = str(tmp_path / name)
         homework.handout(folders[name], parts, kit=HERE)
@@ -5040,9 +5062,7 @@ def test_homework_grades_a_class_trusting_only_the_graded_files(tmp_path, capsys
     assert rows[HERE]["total"] == f"{sum(points for points, _, _ in graded.values()):g}"
     assert row("defaults") == {**full, **{p: "0" for p in defaults}}
     assert row("extras") == {**full, **{p: "0" for p in extras}, "masked_loss": "0"}
-    for part in defaults:
-        assert row(part) == {**full, part: "0"}, f"blanking {part} alone: {row(part)}"
-        assert rows[folders[part]]["problem"] == ""
+    assert row("freeze") == {**full, "freeze": "0"} and rows[folders["freeze"]]["problem"] == ""
     assert row("broken") == {part: "0" for part in graded}
     assert re.fullmatch(r"does not import: mixit\.py, line \d+: RuntimeError: half-written",
                         rows[folders["broken"]]["problem"])

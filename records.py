@@ -248,24 +248,9 @@ def table(header, rows):
 # -----------------------------------------------------------------------------
 # Cells that several tables and figures read
 
-# The draw study (how much does a run's random draw matter?): its rows
-DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
-
 
 def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
     return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
-
-
-def draw_runs(cells):
-    """{(row, task): runs} of the draw study: seeds 0-2 (main tables), 3-9 (s1/); s3/: no sink."""
-    return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
-            else cells.get(f"{HOME[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
-            for v in DRAW_ROWS for t in ("needle", "add", "lm")}
-
-
-def draw_values(runs, task):
-    """The draw study's number per run: accuracy in % (needle, add) or validation loss (lm)."""
-    return [r["final"]["loss"] if task == "lm" else 100 * r["final"]["acc"] for r in runs]
 
 
 # -----------------------------------------------------------------------------
@@ -870,14 +855,9 @@ def compare(mine, others, how):
         return word + (" (n = 1)" if min(len(mine), len(other)) < 2 else "")
     lo, hi = (mean_std(v)[0] for v in others)
     # the share at each end of the three spreads: its word holds only where every end earns it
-    ends = [100 * (x - a) / (b - a) for x in band(mine) for a in band(others[0])
-            for b in band(others[1]) if b != a]
+    mine_ends, lo_ends, hi_ends = ((m - sd, m + sd) for m, sd in map(mean_std, [mine, *others]))
+    ends = [100 * (x - a) / (b - a) for x in mine_ends for a in lo_ends for b in hi_ends if b != a]
     return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo), min(ends), max(ends))
-
-
-def band(values):  # a cell's mean - std and mean + std
-    m, sd = mean_std(values)
-    return (m - sd, m + sd)
 
 
 def share_words(p, lo=None, hi=None):

@@ -26,15 +26,14 @@ import sys
 import bench
 import figures
 import tasks
-from records import (CAP, CAPACITY, CAPACITY_ROWS, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, LR,
-                     NAMES, NOT_RUN, PARTLY, READ_SEEDS, REPRODUCED, SEEDS_DISAGREE, SETTLED,
-                     STEPS, UNSTABLE, VARIANTS, Tests, all_or_nothing, at_depths, baseline, beyond,
-                     both, budget_of, capacity_cell, comments, config_of, current, doubled,
-                     doubling, draw_runs, draw_values, either, entry, final, floor,
-                     ladder, load, lr_grid, lr_text, mean_std, more_solved, move, number, old,
-                     outcome, over_spread, paired, pct, read_budget, read_records, readable,
-                     record_values, same, shared_lr, solved, stat, table, tuned_view, unsourced,
-                     unstable)
+from records import (CAP, CAPACITY, CAPACITY_ROWS, HOME, LADDER_SEEDS, LADDERED, LR, NAMES, NOT_RUN,
+                     PARTLY, READ_SEEDS, REPRODUCED, SEEDS_DISAGREE, SETTLED, STEPS, UNSTABLE,
+                     VARIANTS, Tests, all_or_nothing, at_depths, baseline, beyond, both, budget_of,
+                     capacity_cell, comments, config_of, current, doubled, doubling, either, entry,
+                     final, floor, ladder, load, lr_grid, lr_text, mean_std, more_solved, move,
+                     number, old, outcome, over_spread, paired, pct, read_budget, read_records,
+                     readable, record_values, same, shared_lr, solved, stat, table, tuned_view,
+                     unsourced, unstable)
 
 FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
 # The documents report.py renders, each from its template, which holds the markers ("The documents")
@@ -726,9 +725,11 @@ def yelp_heads(cells, cell, key):
 
 
 def seed_spread(cells, v, task):
-    """The draw study's entry for a row and task: mean ± std, range and r of its seeds."""
-    runs = draw_runs(cells)[v, task]
-    vals = draw_values(runs, task)
+    """The draw study's entry for a row and task: mean ± std, range and r of its seeds (0-2: the
+    main tables', 3-9: s1/; MixiT without its sink: s3/)."""
+    runs = (cells.get(f"s3/{task}/{v}", []) if v == "mixit-nosink"
+            else cells.get(f"{HOME[task]}/{v}", []) + cells.get(f"s1/{task}/{v}", []))
+    vals = [r["final"]["loss"] if task == "lm" else 100 * r["final"]["acc"] for r in runs]
     d = 3 if task == "lm" else 1
     # accuracies through stat() as fractions, so that a spread beyond UNSTABLE is marked † here too
     shown = stat(vals, 1, d) if task == "lm" else stat([v / 100 for v in vals], 100, d)
@@ -1066,6 +1067,7 @@ def render(cells, scale):
 
 # Tables 9-10 and the two studies beyond the paper (`run_all.sh --studies`)
 STUDY_TASKS = ["add", "modadd", "dyck", "memorize", "needle", "copy", "lm"]
+DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")  # the draw study's
 CONFOUNDS = [("Standard", "{home}/standard"),
              ("Standard, learned positions", "t9/{t}/standard_learnedpos"),
              (NAMES["standard_mixblock"], "t9/{t}/standard_mixblock"),

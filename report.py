@@ -226,12 +226,11 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     cells = {v: f"{table}/memorize/{v}" for v in CAPACITY}
     where = "Tables 11, 12" if table == "c4" else "Table 4"
     if table == "t4" and not any(doubled(A.cells, c) for c in cells.values()):
-        b = {v: A(c, "bits_per_param") for v, c in cells.items()}
         ours = " / ".join(A.text(c, "bits_per_param", 1, 2) for c in cells.values())
         reads = list(cells.values())
-        if not all(b.values()):
+        if not all(A(c, "bits_per_param") for c in reads):
             return ours + " bits/param", None, 2, where, reads
-        tests = capacity_tests(b, ratio_of(A.cells, cells))
+        tests, _ = capacity_tests(A.cells, cells)
         return (f"{ours} bits/param (memorize-{config_of(A.cells, 't4/')}, read at a budget)"
                 + capacity_said(tests), tests, 2, where, reads)
     read = {v: capacity_cell(A.cells, c)[0] for v, c in cells.items()}
@@ -241,24 +240,22 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     ours += f" bits/param (steps) (memorize-{config_of(A.cells, table + '/')})"
     if not all(readable(A.cells, c) for c in cells.values()):
         return ours + "; " + waits(A.cells, cells.values()), None, 2, where, reads
-    ratio = ratio_of(A.cells, read)  # (every cell read: each is readable)
-    tests = capacity_tests({v: A(c, "bits_per_param") for v, c in read.items()}, ratio)
+    tests, ratio = capacity_tests(A.cells, read)  # (every cell read: each is readable)
     ours += (f"; MixiT / Frozen-QK {stat(ratio, 1, 2, n=False)} paired by seed (n = {len(ratio)}; "
              f"paper {PAPER['t4/memorize']['mixit'] / PAPER['t4/memorize']['frozen_qk']:.2f})")
     return ours + capacity_said(tests), tests, 2, where, reads
 
 
-def ratio_of(cells, read):
-    """MixiT's bits per parameter over Frozen-QK's, seed by seed; read: {variant: cell}."""
+def capacity_tests(cells, read):
+    """(claim 4's tests, MixiT's bits per parameter over Frozen-QK's seed by seed) of the capacity
+    cells read, {variant: cell}."""
+    b = {v: final(cells, c, "bits_per_param") for v, c in read.items()}
     q, x = paired(cells, read["frozen_qk"], read["mixit"], "bits_per_param")
-    return [b / a for a, b in zip(q, x)]
-
-
-def capacity_tests(b, ratio):
-    """Claim 4's rule on {variant: bits per parameter by seed} and MixiT / Frozen-QK's ratio."""
-    return Tests(dict(zip(CAPACITY_TESTS, [
+    ratio = [m / f for f, m in zip(q, x)]
+    tests = Tests(dict(zip(CAPACITY_TESTS, [
         beyond(b["standard"], b["frozen_qk"]),
         over_spread(lambda r: abs(r - 1) < 0.25, ratio) if ratio else None,
+    return tests, ratio
         both(beyond(b["frozen_qk"], b["frozen_mlp"]), beyond(b["mixit"], b["frozen_mlp"]))])))
 
 
@@ -871,7 +868,7 @@ def rule_at(cells, steps):
         if not c or len(final(cells, c)) < LADDER_SEEDS:
             return "waits for seeds"
         bits[v], at[v] = final(cells, c, "bits_per_param"), c
-    tests = capacity_tests(bits, ratio_of(cells, at))
+    tests, _ = capacity_tests(cells, at)
     shown = " / ".join("{:.2f} ± {:.2f}".format(*mean_std(b)) for b in bits.values())
     return f"{shown}: {outcome(list(tests), 2)}{capacity_said(tests)}"  # (names the tests itself)
 

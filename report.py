@@ -75,8 +75,7 @@ def depth_rows(cells):
 
 
 def depth_table(cells, claims=False):
-    """([(row name, {depth: cell})], every depth) of Table 6 (Random's rows first), or of Table 6b
-    (claims: each row's setting read off its shallowest cell)."""
+    """([(row name, {depth: cell})], every depth) of Table 6, or of Table 6b where claims."""
     if claims:
         rows = [(f"{DEPTH_ROWS[row]} ({add_setting(r['config'])}, lr {r['config']['lr']:g}, "
                  f"{r['steps']} steps)", at)
@@ -255,8 +254,8 @@ def capacity_tests(cells, read):
     tests = Tests(dict(zip(CAPACITY_TESTS, [
         beyond(b["standard"], b["frozen_qk"]),
         over_spread(lambda r: abs(r - 1) < 0.25, ratio) if ratio else None,
-    return tests, ratio
         both(beyond(b["frozen_qk"], b["frozen_mlp"]), beyond(b["mixit"], b["frozen_mlp"]))])))
+    return tests, ratio
 
 
 def waits(cells, bases):
@@ -570,9 +569,8 @@ def effect(ours, n):
 
 
 def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
-    """Results at a glance: a row per claims row (claim_rows' rows and n, quick then paper scale):
-    the paper's figure, ours at each scale, the verdict word and the verdict at the shared lr, and
-    BELIEVE's sentence and caveat ('–' where none). path: the document it goes into."""
+    """Results at a glance: a row per claims row (claim_rows' rows and n, quick then paper scale),
+    with BELIEVE's sentence and caveat ('–' where none). path: the document it goes into."""
     paper = {r[0]: r for r in paper_rows}
     link = os.path.relpath(FINDINGS, os.path.dirname(path) or ".")
     rows_at = ("below" if path == FINDINGS else f"in [results/FINDINGS.md]({link}), whose "
@@ -596,8 +594,7 @@ def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
 
 
 def claim_costs(cells, paper_cells):
-    """What each claims row cost at each scale: the runs of the cells it reads, every budget and
-    lr included (its paragraph says how they count)."""
+    """What each claims row cost at each scale (its paragraph says how the runs count)."""
     def spent(cells_, reads):
         bases = {LR.sub("", STEPS.sub("", c)) for c in reads}
         runs = {id(r): r for c, rs in cells_.items() for r in rs
@@ -615,8 +612,7 @@ def claim_costs(cells, paper_cells):
 
 
 def verdicts(cells, need=1, claims=None):
-    """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
-    core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) apart. claims: claim_rows'."""
+    """The claims table (claims: claim_rows'), with the run time of the tables' runs behind it."""
     n, rows = claims or claim_rows(cells, need)
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
@@ -1212,9 +1208,8 @@ def stale_figures(scale):
 
 
 def render_scale(scale, draw=True, recompute_init=False):
-    """({path: text} of a scale's own files, its tables file and, where it draws, FIGURES;
-    {name: text} of its blocks for the templates). Draws the figures unless draw=False.
-    The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
+    """({path: text} of a scale's own files, its tables file and, where it draws, FIGURES; {name:
+    text} of its blocks for the templates). recompute_init: measure the covariance at init again."""
     cells = scale_cells(scale)
     drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]

@@ -149,6 +149,11 @@ def config_of(cells, prefix, key="task_size"):
     found = (runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix) and runs)
     return next(found, "?")
 
+
+def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
+    return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
+
+
 # -----------------------------------------------------------------------------
 # A cell's seeds as text, and the rules that compare two cells
 
@@ -243,14 +248,6 @@ def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-# -----------------------------------------------------------------------------
-# Cells that several tables and figures read
-
-
-def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
-    return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
 
 
 # -----------------------------------------------------------------------------
@@ -616,13 +613,11 @@ def lr_grid(cells, base):
     else CELL-lr<LR>), and CELL at its shared lr where its records carry the score (memorize)."""
     at = {**lr_cells(cells, base), **lr_cells(cells, base, val=True)}
     at.setdefault(shared_lr(cells, base), base)
-    grid = {}
-    for lr, c in sorted(at.items()):
-        scores = [lr_score(r) for r in cells.get(c, [])
-                  if int(r["config"]["tag"].rsplit("/s", 1)[1]) < SWEEP_SEEDS]
-        if any(x is not None for x in scores):
-            grid[lr] = [x for x in scores if x is not None]
-    return grid
+    scores = {lr: [lr_score(r) for r in cells.get(c, [])
+                   if int(r["config"]["tag"].rsplit("/s", 1)[1]) < SWEEP_SEEDS]
+              for lr, c in sorted(at.items())}
+    return {lr: [x for x in v if x is not None] for lr, v in scores.items()
+            if any(x is not None for x in v)}
 
 
 def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it has not run)

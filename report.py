@@ -926,8 +926,7 @@ def tuning(cells, rows):
             + (f"; {len(waiting)} still {'waits' if len(waiting) == 1 else 'wait'} for runs: "
                f"{', '.join(waiting)}" if waiting else "")
             + ". Claims rows whose verdict, decided both ways, differs from the one at the shared "
-              "lr: "
-            + ("; ".join(flips) if flips else "none") + ".")
+            f"lr: {'; '.join(flips) or 'none'}.")
 
 
 def sweep_rows(cells):

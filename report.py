@@ -376,24 +376,20 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
             "Table 2", [f"t2/lm/{v}" for v in L])
 
 
-def mixit_cell(c):  # a MixiT cell of the tables (t3/add/mixit, t5/add/heads4, ...), not a twin
-    return (c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads"))
-            and not STEPS.sub("", c).endswith("-shipped"))
-
-
-def twin(c):  # a MixiT cell's -shipped twin; a budget's twin is the twin's budget (-shipped-steps<N>)
-    rung = STEPS.search(c)
-    return STEPS.sub("", c) + "-shipped" + (rung[0] if rung else "")
+def twin(c):  # a MixiT cell's -shipped twin (a budget's: the twin's budget), else None
+    base, rung = STEPS.sub("", c), STEPS.search(c)
+    if c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads")) \
+            and not base.endswith("-shipped"):  # (t3/add/mixit, t5/add/heads4, ...; not a twin)
+        return base + "-shipped" + (rung[0] if rung else "")
 
 
 def as_shipped(judge):
     """A claim's judge read with each MixiT cell replaced by its -shipped twin (empty where it has
     not run); its text and reads name the twins (checked for n, †)."""
     def judged(A):
-        shipped = {c: A.cells.get(twin(c), []) if mixit_cell(c) else runs
-                   for c, runs in A.cells.items()}
+        shipped = {c: A.cells.get(t, []) if (t := twin(c)) else runs for c, runs in A.cells.items()}
         ours, *out, reads = judge(Reader(shipped, A.base))
-        twins = {c: twin(c) for c in reads if mixit_cell(c)}
+        twins = {c: t for c in reads if (t := twin(c))}
         ours = re.sub(r"\b[\w/-]+", lambda m: twins.get(m[0], m[0]), ours)
         return (ours, *out, [twins.get(c, c) for c in reads])
     return judged

@@ -568,10 +568,8 @@ def forming_data(paths):
     """{step: checkpoint} of one run -> {'steps', 'checkpoints', 'scores' (induction_scores at each
     step), 'heads': the last step's best, {'previous': [layer, head], 'induction': [...]}}."""
     steps = sorted(paths)
-    scores = []
-    for s in steps:
-        task, model = load_model(paths[s])
-        scores.append(induction_scores(model, task))
+    scores = [induction_scores(model, task)
+              for task, model in (load_model(paths[s]) for s in steps)]
     heads = {k: list(best_head(scores[-1], k)[1:]) for k in ("previous", "induction")}
     return {"steps": steps, "checkpoints": [paths[s] for s in steps], "scores": scores,
             "heads": heads}

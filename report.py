@@ -1108,8 +1108,18 @@ def render_studies(cells):
 
 
 # -----------------------------------------------------------------------------
-# Numbers in prose: a template's markers `<!--= FILE CELL KEY [FORMAT] -->` and the words they
-# render (records.py, "Numbers in prose"); fill_numbers writes each from the records.
+# The documents. Each is rendered from its template (DOCS), which alone holds the markers:
+#   <!-- NAME -->     a line of its own: a block, one of render_scale's (`quick-verdicts`,
+#                     `paper: Table 1`, `quick: Claim 1 verdict`, ...) or `exercises` (homework.py)
+#   <!--= SPEC -->    inline: a number or words from the records (fill_numbers; SPEC: records.py,
+#                     "Numbers in prose")
+# The document is its template with every marker replaced, under one comment line (invisible on
+# GitHub) naming the template, so that its raw text reads clean: edit the template, then run
+# python report.py (either scale renders every document); --check renders them and compares.
+
+BLOCK = re.compile(r"^<!-- ([^=].*?) -->$", re.M)
+MARK = re.compile(r"<!--= ([^>]*?) -->")
+HEAD = "<!-- Rendered from {} by report.py: edit that file, then run python report.py -->\n"
 
 
 def bench_values(r, key):  # the KEYs read with bench.py; records.record_values reads the rest
@@ -1146,20 +1156,6 @@ def fill_numbers(text, problems=None):
                 problems.append(str(e) if m[1] in str(e) else f"'{m[1]}': {e}")
             return m[0]  # the bare marker says which
     return MARK.sub(one, text)
-
-
-# -----------------------------------------------------------------------------
-# The documents. Each is rendered from its template (DOCS), which alone holds the markers:
-#   <!-- NAME -->     a line of its own: a block, one of render_scale's (`quick-verdicts`,
-#                     `paper: Table 1`, `quick: Claim 1 verdict`, ...) or `exercises` (homework.py)
-#   <!--= SPEC -->    inline: a number or words from the records (fill_numbers)
-# The document is its template with every marker replaced, under one comment line (invisible on
-# GitHub) naming the template, so that its raw text reads clean: edit the template, then run
-# python report.py (either scale renders every document); --check renders them and compares.
-
-BLOCK = re.compile(r"^<!-- ([^=].*?) -->$", re.M)
-MARK = re.compile(r"<!--= ([^>]*?) -->")
-HEAD = "<!-- Rendered from {} by report.py: edit that file, then run python report.py -->\n"
 
 
 def pieces(md):

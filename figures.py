@@ -405,12 +405,8 @@ def induction_scores(model, task):
     p = (x[:, :-1] == x[:, -1:]).float().argmax(1)  # (B,) where the query appeared before
     rows = torch.arange(B, device=x.device)
     t = torch.arange(1, T, device=x.device)
-    scores = []
-    for att in atts:
-        att = att.float()
-        scores.append({"induction": att[rows, :, T - 1, p + 1].mean(0).tolist(),  # (H,) each
-                       "previous": att[:, :, t, t - 1].mean((0, 2)).tolist()})
-    return scores
+    return [{"induction": att.float()[rows, :, T - 1, p + 1].mean(0).tolist(),  # (H,) each
+             "previous": att.float()[:, :, t, t - 1].mean((0, 2)).tolist()} for att in atts]
 
 
 def load_model(path):
@@ -572,10 +568,8 @@ def forming_data(paths):
     """{step: checkpoint} of one run -> {'steps', 'checkpoints', 'scores' (induction_scores at each
     step), 'heads': the last step's best, {'previous': [layer, head], 'induction': [...]}}."""
     steps = sorted(paths)
-    scores = []
-    for s in steps:
-        task, model = load_model(paths[s])
-        scores.append(induction_scores(model, task))
+    scores = [induction_scores(model, task)
+              for task, model in (load_model(paths[s]) for s in steps)]
     heads = {k: list(best_head(scores[-1], k)[1:]) for k in ("previous", "induction")}
     return {"steps": steps, "checkpoints": [paths[s] for s in steps], "scores": scores,
             "heads": heads}

@@ -149,6 +149,11 @@ def config_of(cells, prefix, key="task_size"):
     found = (runs[0]["config"][key] for c, runs in cells.items() if c.startswith(prefix) and runs)
     return next(found, "?")
 
+
+def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
+    return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
+
+
 # -----------------------------------------------------------------------------
 # A cell's seeds as text, and the rules that compare two cells
 
@@ -243,29 +248,6 @@ def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-# -----------------------------------------------------------------------------
-# Cells that several tables and figures read
-
-# The draw study (how much does a run's random draw matter?): its rows
-DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")
-
-
-def at_depths(cells, row):  # {depth: cell} of the cells ROW-L<depth> that ran, by depth
-    return dict(sorted((int(c.rsplit("-L", 1)[1]), c) for c in cells if c.startswith(row + "-L")))
-
-
-def draw_runs(cells):
-    """{(row, task): runs} of the draw study: seeds 0-2 (main tables), 3-9 (s1/); s3/: no sink."""
-    return {(v, t): cells.get(f"s3/{t}/{v}", []) if v == "mixit-nosink"
-            else cells.get(f"{HOME[t]}/{v}", []) + cells.get(f"s1/{t}/{v}", [])
-            for v in DRAW_ROWS for t in ("needle", "add", "lm")}
-
-
-def draw_values(runs, task):
-    """The draw study's number per run: accuracy in % (needle, add) or validation loss (lm)."""
-    return [r["final"]["loss"] if task == "lm" else 100 * r["final"]["acc"] for r in runs]
 
 
 # -----------------------------------------------------------------------------
@@ -631,13 +613,11 @@ def lr_grid(cells, base):
     else CELL-lr<LR>), and CELL at its shared lr where its records carry the score (memorize)."""
     at = {**lr_cells(cells, base), **lr_cells(cells, base, val=True)}
     at.setdefault(shared_lr(cells, base), base)
-    grid = {}
-    for lr, c in sorted(at.items()):
-        scores = [lr_score(r) for r in cells.get(c, [])
-                  if int(r["config"]["tag"].rsplit("/s", 1)[1]) < SWEEP_SEEDS]
-        if any(x is not None for x in scores):
-            grid[lr] = [x for x in scores if x is not None]
-    return grid
+    scores = {lr: [lr_score(r) for r in cells.get(c, [])
+                   if int(r["config"]["tag"].rsplit("/s", 1)[1]) < SWEEP_SEEDS]
+              for lr, c in sorted(at.items())}
+    return {lr: [x for x in v if x is not None] for lr, v in scores.items()
+            if any(x is not None for x in v)}
 
 
 def shared_lr(cells, base):  # the lr the claims table's cell ran at (None: it has not run)
@@ -870,14 +850,9 @@ def compare(mine, others, how):
         return word + (" (n = 1)" if min(len(mine), len(other)) < 2 else "")
     lo, hi = (mean_std(v)[0] for v in others)
     # the share at each end of the three spreads: its word holds only where every end earns it
-    ends = [100 * (x - a) / (b - a) for x in band(mine) for a in band(others[0])
-            for b in band(others[1]) if b != a]
+    mine_ends, lo_ends, hi_ends = ((m - sd, m + sd) for m, sd in map(mean_std, [mine, *others]))
+    ends = [100 * (x - a) / (b - a) for x in mine_ends for a in lo_ends for b in hi_ends if b != a]
     return share_words(100 * (mean_std(mine)[0] - lo) / (hi - lo), min(ends), max(ends))
-
-
-def band(values):  # a cell's mean - std and mean + std
-    m, sd = mean_std(values)
-    return (m - sd, m + sd)
 
 
 def share_words(p, lo=None, hi=None):

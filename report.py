@@ -26,15 +26,14 @@ import sys
 import bench
 import figures
 import tasks
-from records import (CAP, CAPACITY, CAPACITY_ROWS, DRAW_ROWS, HOME, LADDER_SEEDS, LADDERED, LR,
-                     NAMES, NOT_RUN, PARTLY, READ_SEEDS, REPRODUCED, SEEDS_DISAGREE, SETTLED,
-                     STEPS, UNSTABLE, VARIANTS, Tests, all_or_nothing, at_depths, baseline, beyond,
-                     both, budget_of, capacity_cell, comments, config_of, current, doubled,
-                     doubling, draw_runs, draw_values, either, entry, final, floor,
-                     ladder, load, lr_grid, lr_text, mean_std, more_solved, move, number, old,
-                     outcome, over_spread, paired, pct, read_budget, read_records, readable,
-                     record_values, same, shared_lr, solved, stat, table, tuned_view, unsourced,
-                     unstable)
+from records import (CAP, CAPACITY, CAPACITY_ROWS, HOME, LADDER_SEEDS, LADDERED, LR, NAMES, NOT_RUN,
+                     PARTLY, READ_SEEDS, REPRODUCED, SEEDS_DISAGREE, SETTLED, STEPS, UNSTABLE,
+                     VARIANTS, Tests, all_or_nothing, at_depths, baseline, beyond, both, budget_of,
+                     capacity_cell, comments, config_of, current, doubled, doubling, either, entry,
+                     final, floor, ladder, load, lr_grid, lr_text, mean_std, more_solved, move,
+                     number, old, outcome, over_spread, paired, pct, read_budget, read_records,
+                     readable, record_values, same, shared_lr, solved, stat, table, tuned_view,
+                     unsourced, unstable)
 
 FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
 # The documents report.py renders, each from its template, which holds the markers ("The documents")
@@ -76,8 +75,7 @@ def depth_rows(cells):
 
 
 def depth_table(cells, claims=False):
-    """([(row name, {depth: cell})], every depth) of Table 6 (Random's rows first), or of Table 6b
-    (claims: each row's setting read off its shallowest cell)."""
+    """([(row name, {depth: cell})], every depth) of Table 6, or of Table 6b where claims."""
     if claims:
         rows = [(f"{DEPTH_ROWS[row]} ({add_setting(r['config'])}, lr {r['config']['lr']:g}, "
                  f"{r['steps']} steps)", at)
@@ -227,12 +225,11 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     cells = {v: f"{table}/memorize/{v}" for v in CAPACITY}
     where = "Tables 11, 12" if table == "c4" else "Table 4"
     if table == "t4" and not any(doubled(A.cells, c) for c in cells.values()):
-        b = {v: A(c, "bits_per_param") for v, c in cells.items()}
         ours = " / ".join(A.text(c, "bits_per_param", 1, 2) for c in cells.values())
         reads = list(cells.values())
-        if not all(b.values()):
+        if not all(A(c, "bits_per_param") for c in reads):
             return ours + " bits/param", None, 2, where, reads
-        tests = capacity_tests(b, ratio_of(A.cells, cells))
+        tests, _ = capacity_tests(A.cells, cells)
         return (f"{ours} bits/param (memorize-{config_of(A.cells, 't4/')}, read at a budget)"
                 + capacity_said(tests), tests, 2, where, reads)
     read = {v: capacity_cell(A.cells, c)[0] for v, c in cells.items()}
@@ -242,25 +239,23 @@ def capacity_order(A):  # (4), in bits per trainable parameter, each cell read a
     ours += f" bits/param (steps) (memorize-{config_of(A.cells, table + '/')})"
     if not all(readable(A.cells, c) for c in cells.values()):
         return ours + "; " + waits(A.cells, cells.values()), None, 2, where, reads
-    ratio = ratio_of(A.cells, read)  # (every cell read: each is readable)
-    tests = capacity_tests({v: A(c, "bits_per_param") for v, c in read.items()}, ratio)
+    tests, ratio = capacity_tests(A.cells, read)  # (every cell read: each is readable)
     ours += (f"; MixiT / Frozen-QK {stat(ratio, 1, 2, n=False)} paired by seed (n = {len(ratio)}; "
              f"paper {PAPER['t4/memorize']['mixit'] / PAPER['t4/memorize']['frozen_qk']:.2f})")
     return ours + capacity_said(tests), tests, 2, where, reads
 
 
-def ratio_of(cells, read):
-    """MixiT's bits per parameter over Frozen-QK's, seed by seed; read: {variant: cell}."""
+def capacity_tests(cells, read):
+    """(claim 4's tests, MixiT's bits per parameter over Frozen-QK's seed by seed) of the capacity
+    cells read, {variant: cell}."""
+    b = {v: final(cells, c, "bits_per_param") for v, c in read.items()}
     q, x = paired(cells, read["frozen_qk"], read["mixit"], "bits_per_param")
-    return [b / a for a, b in zip(q, x)]
-
-
-def capacity_tests(b, ratio):
-    """Claim 4's rule on {variant: bits per parameter by seed} and MixiT / Frozen-QK's ratio."""
-    return Tests(dict(zip(CAPACITY_TESTS, [
+    ratio = [m / f for f, m in zip(q, x)]
+    tests = Tests(dict(zip(CAPACITY_TESTS, [
         beyond(b["standard"], b["frozen_qk"]),
         over_spread(lambda r: abs(r - 1) < 0.25, ratio) if ratio else None,
         both(beyond(b["frozen_qk"], b["frozen_mlp"]), beyond(b["mixit"], b["frozen_mlp"]))])))
+    return tests, ratio
 
 
 def waits(cells, bases):
@@ -337,8 +332,7 @@ def depth_collapse(A, init=""):  # (6): read where both add at 2 layers (Table 6
 
 
 def faster_per_sample(A):  # (7): every session of Table 7's machine (same_machine)
-    """Claim 7 in direction (faster per sample than Standard, beyond the spread) and in size (at or
-    above half the paper's figure), with the FLOPs that freezing W_Q, W_K can save at most."""
+    """Claim 7, with the FLOPs that freezing W_Q, W_K can save at most."""
     runs = A.runs("t7/bench")
     if not runs:
         return "not run yet", None, 2, "Table 7", []
@@ -346,13 +340,10 @@ def faster_per_sample(A):  # (7): every session of Table 7's machine (same_machi
     fq, mx = bench.speedups(runs, "frozen_qk"), bench.speedups(runs, "mixit")
     more = len(runs) > len(A.runs("t7/bench"))
     bound = bench.frozen_qk_bound(runs[0]["config"])  # a fraction of a Standard step's FLOPs
-    paper_fq, paper_mx = 23.9, 32.0  # the paper's % more samples/s than Standard
-    tests = Tests({"Frozen-QK faster": over_spread(lambda x: x > 0, fq),
-                   "MixiT faster": over_spread(lambda x: x > 0, mx),
-                   f"Frozen-QK ≥ half the paper's ({paper_fq / 2:g}%)":
-                       over_spread(lambda x: x >= paper_fq / 2, fq),
-                   f"MixiT ≥ half the paper's ({paper_mx / 2:g}%)":
-                       over_spread(lambda x: x >= paper_mx / 2, mx)})
+    speeds = [("Frozen-QK", fq, 23.9), ("MixiT", mx, 32.0)]  # (the paper's % more samples/s)
+    tests = Tests({f"{v} faster": over_spread(lambda x: x > 0, s) for v, s, _ in speeds}
+                  | {f"{v} ≥ half the paper's ({p / 2:g}%)": over_spread(lambda x: x >= p / 2, s)
+                     for v, s, p in speeds})
     return (f"{pct(fq)} / {pct(mx)} ({runs[0]['device_name']}, "
             f"{len(runs)} benchmark{'s' * (len(runs) > 1)}"
             + (", with every session of that machine in results/extra.jsonl" if more else "")
@@ -385,24 +376,20 @@ def lm_gaps(A):  # (8): Frozen-QK closer to Standard than MixiT
             "Table 2", [f"t2/lm/{v}" for v in L])
 
 
-def mixit_cell(c):  # a MixiT cell of the tables (t3/add/mixit, t5/add/heads4, ...), not a twin
-    return (c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads"))
-            and not STEPS.sub("", c).endswith("-shipped"))
-
-
-def twin(c):  # a MixiT cell's -shipped twin; a budget's twin is the twin's budget (-shipped-steps<N>)
-    rung = STEPS.search(c)
-    return STEPS.sub("", c) + "-shipped" + (rung[0] if rung else "")
+def twin(c):  # a MixiT cell's -shipped twin (a budget's: the twin's budget), else None
+    base, rung = STEPS.sub("", c), STEPS.search(c)
+    if c.count("/") == 2 and c.split("/")[2].startswith(("mixit", "heads")) \
+            and not base.endswith("-shipped"):  # (t3/add/mixit, t5/add/heads4, ...; not a twin)
+        return base + "-shipped" + (rung[0] if rung else "")
 
 
 def as_shipped(judge):
     """A claim's judge read with each MixiT cell replaced by its -shipped twin (empty where it has
     not run); its text and reads name the twins (checked for n, †)."""
     def judged(A):
-        shipped = {c: A.cells.get(twin(c), []) if mixit_cell(c) else runs
-                   for c, runs in A.cells.items()}
+        shipped = {c: A.cells.get(t, []) if (t := twin(c)) else runs for c, runs in A.cells.items()}
         ours, *out, reads = judge(Reader(shipped, A.base))
-        twins = {c: twin(c) for c in reads if mixit_cell(c)}
+        twins = {c: t for c in reads if (t := twin(c))}
         ours = re.sub(r"\b[\w/-]+", lambda m: twins.get(m[0], m[0]), ours)
         return (ours, *out, [twins.get(c, c) for c in reads])
     return judged
@@ -569,22 +556,17 @@ def effect(ours, n):
     # the innermost brackets first; a bracket glued to a word, N(0, 1/d), stays
     while (t := re.sub(r" \([^()]*\)", "", s)) != s:
         s = t
-    out = []
-    for p in s.split("; "):
-        if out and len("; ".join(out + [p])) > 130:
-            out.append("…")
-            break
-        out.append(p)
-    s = "; ".join(out)
+    parts = s.split("; ")  # as many clauses as fit in 130 characters (the first in any case)
+    keep = next((k for k in range(1, len(parts)) if len("; ".join(parts[:k + 1])) > 130), len(parts))
+    s = "; ".join(parts[:keep] + ["…"] * (keep < len(parts)))
     if not re.search(r"\d\.\d|\d%", s):  # every cell '–' (copy-8 names a size, not a result)
         return NOT_RUN
     return s + f" (n = {named[-1] if named else n})"
 
 
 def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
-    """Results at a glance: a row per claims row (claim_rows' rows and n, quick then paper scale):
-    the paper's figure, ours at each scale, the verdict word and the verdict at the shared lr, and
-    BELIEVE's sentence and caveat ('–' where none). path: the document it goes into."""
+    """Results at a glance: a row per claims row (claim_rows' rows and n, quick then paper scale),
+    with BELIEVE's sentence and caveat ('–' where none). path: the document it goes into."""
     paper = {r[0]: r for r in paper_rows}
     link = os.path.relpath(FINDINGS, os.path.dirname(path) or ".")
     rows_at = ("below" if path == FINDINGS else f"in [results/FINDINGS.md]({link}), whose "
@@ -608,8 +590,7 @@ def glance(rows, paper_rows, n="", paper_n="", path=FINDINGS):
 
 
 def claim_costs(cells, paper_cells):
-    """What each claims row cost at each scale: the runs of the cells it reads, every budget and
-    lr included (its paragraph says how they count)."""
+    """What each claims row cost at each scale (its paragraph says how the runs count)."""
     def spent(cells_, reads):
         bases = {LR.sub("", STEPS.sub("", c)) for c in reads}
         runs = {id(r): r for c, rs in cells_.items() for r in rs
@@ -627,8 +608,7 @@ def claim_costs(cells, paper_cells):
 
 
 def verdicts(cells, need=1, claims=None):
-    """The claims table, with the cost of the runs behind it: the tables' runs (t*, f*, c*), one
-    core (CPU) or one packed GPU slot each; the studies (s*, t9, t10) apart. claims: claim_rows'."""
+    """The claims table (claims: claim_rows'), with the run time of the tables' runs behind it."""
     n, rows = claims or claim_rows(cells, need)
     runs = {id(r): r for c, rs in cells.items()  # a run borrowed by a second cell counts once
             if c.startswith(("t", "f", "c")) and not c.startswith(("t9/", "t10/")) for r in rs}
@@ -726,9 +706,11 @@ def yelp_heads(cells, cell, key):
 
 
 def seed_spread(cells, v, task):
-    """The draw study's entry for a row and task: mean ± std, range and r of its seeds."""
-    runs = draw_runs(cells)[v, task]
-    vals = draw_values(runs, task)
+    """The draw study's entry for a row and task: mean ± std, range and r of its seeds (0-2: the
+    main tables', 3-9: s1/; MixiT without its sink: s3/)."""
+    runs = (cells.get(f"s3/{task}/{v}", []) if v == "mixit-nosink"
+            else cells.get(f"{HOME[task]}/{v}", []) + cells.get(f"s1/{task}/{v}", []))
+    vals = [r["final"]["loss"] if task == "lm" else 100 * r["final"]["acc"] for r in runs]
     d = 3 if task == "lm" else 1
     # accuracies through stat() as fractions, so that a spread beyond UNSTABLE is marked † here too
     shown = stat(vals, 1, d) if task == "lm" else stat([v / 100 for v in vals], 100, d)
@@ -870,7 +852,7 @@ def rule_at(cells, steps):
         if not c or len(final(cells, c)) < LADDER_SEEDS:
             return "waits for seeds"
         bits[v], at[v] = final(cells, c, "bits_per_param"), c
-    tests = capacity_tests(bits, ratio_of(cells, at))
+    tests, _ = capacity_tests(cells, at)
     shown = " / ".join("{:.2f} ± {:.2f}".format(*mean_std(b)) for b in bits.values())
     return f"{shown}: {outcome(list(tests), 2)}{capacity_said(tests)}"  # (names the tests itself)
 
@@ -940,8 +922,7 @@ def tuning(cells, rows):
             + (f"; {len(waiting)} still {'waits' if len(waiting) == 1 else 'wait'} for runs: "
                f"{', '.join(waiting)}" if waiting else "")
             + ". Claims rows whose verdict, decided both ways, differs from the one at the shared "
-              "lr: "
-            + ("; ".join(flips) if flips else "none") + ".")
+            f"lr: {'; '.join(flips) or 'none'}.")
 
 
 def sweep_rows(cells):
@@ -1066,6 +1047,7 @@ def render(cells, scale):
 
 # Tables 9-10 and the two studies beyond the paper (`run_all.sh --studies`)
 STUDY_TASKS = ["add", "modadd", "dyck", "memorize", "needle", "copy", "lm"]
+DRAW_ROWS = ("standard", "frozen_qk", "mixit", "mixit-nosink")  # the draw study's
 CONFOUNDS = [("Standard", "{home}/standard"),
              ("Standard, learned positions", "t9/{t}/standard_learnedpos"),
              (NAMES["standard_mixblock"], "t9/{t}/standard_mixblock"),
@@ -1126,8 +1108,18 @@ def render_studies(cells):
 
 
 # -----------------------------------------------------------------------------
-# Numbers in prose: a template's markers `<!--= FILE CELL KEY [FORMAT] -->` and the words they
-# render (records.py, "Numbers in prose"); fill_numbers writes each from the records.
+# The documents. Each is rendered from its template (DOCS), which alone holds the markers:
+#   <!-- NAME -->     a line of its own: a block, one of render_scale's (`quick-verdicts`,
+#                     `paper: Table 1`, `quick: Claim 1 verdict`, ...) or `exercises` (homework.py)
+#   <!--= SPEC -->    inline: a number or words from the records (fill_numbers; SPEC: records.py,
+#                     "Numbers in prose")
+# The document is its template with every marker replaced, under one comment line (invisible on
+# GitHub) naming the template, so that its raw text reads clean: edit the template, then run
+# python report.py (either scale renders every document); --check renders them and compares.
+
+BLOCK = re.compile(r"^<!-- ([^=].*?) -->$", re.M)
+MARK = re.compile(r"<!--= ([^>]*?) -->")
+HEAD = "<!-- Rendered from {} by report.py: edit that file, then run python report.py -->\n"
 
 
 def bench_values(r, key):  # the KEYs read with bench.py; records.record_values reads the rest
@@ -1164,20 +1156,6 @@ def fill_numbers(text, problems=None):
                 problems.append(str(e) if m[1] in str(e) else f"'{m[1]}': {e}")
             return m[0]  # the bare marker says which
     return MARK.sub(one, text)
-
-
-# -----------------------------------------------------------------------------
-# The documents. Each is rendered from its template (DOCS), which alone holds the markers:
-#   <!-- NAME -->     a line of its own: a block, one of render_scale's (`quick-verdicts`,
-#                     `paper: Table 1`, `quick: Claim 1 verdict`, ...) or `exercises` (homework.py)
-#   <!--= SPEC -->    inline: a number or words from the records (fill_numbers)
-# The document is its template with every marker replaced, under one comment line (invisible on
-# GitHub) naming the template, so that its raw text reads clean: edit the template, then run
-# python report.py (either scale renders every document); --check renders them and compares.
-
-BLOCK = re.compile(r"^<!-- ([^=].*?) -->$", re.M)
-MARK = re.compile(r"<!--= ([^>]*?) -->")
-HEAD = "<!-- Rendered from {} by report.py: edit that file, then run python report.py -->\n"
 
 
 def pieces(md):
@@ -1221,9 +1199,8 @@ def stale_figures(scale):
 
 
 def render_scale(scale, draw=True, recompute_init=False):
-    """({path: text} of a scale's own files, its tables file and, where it draws, FIGURES;
-    {name: text} of its blocks for the templates). Draws the figures unless draw=False.
-    The covariance at init is read from its JSON unless recompute_init (minutes of CPU)."""
+    """({path: text} of a scale's own files, its tables file and, where it draws, FIGURES; {name:
+    text} of its blocks for the templates). recompute_init: measure the covariance at init again."""
     cells = scale_cells(scale)
     drawn = figures.draw_all(cells, scale, PAPER["t4/memorize"]) if draw else {}
     parts = [render(cells, scale), figures.plot_attention(scale, draw), render_studies(cells)]

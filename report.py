@@ -556,9 +556,13 @@ def effect(ours, n):
     # the innermost brackets first; a bracket glued to a word, N(0, 1/d), stays
     while (t := re.sub(r" \([^()]*\)", "", s)) != s:
         s = t
-    parts = s.split("; ")  # as many clauses as fit in 130 characters (the first in any case)
-    keep = next((k for k in range(1, len(parts)) if len("; ".join(parts[:k + 1])) > 130), len(parts))
-    s = "; ".join(parts[:keep] + ["…"] * (keep < len(parts)))
+    out = []
+    for p in s.split("; "):
+        if out and len("; ".join(out + [p])) > 130:
+            out.append("…")
+            break
+        out.append(p)
+    s = "; ".join(out)
     if not re.search(r"\d\.\d|\d%", s):  # every cell '–' (copy-8 names a size, not a result)
         return NOT_RUN
     return s + f" (n = {named[-1] if named else n})"

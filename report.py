@@ -40,6 +40,7 @@ FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, cl
 DOCS = {"README.md": "templates/README.md", FINDINGS: "templates/FINDINGS.md",
         "docs/METHODS.md": "templates/METHODS.md", "docs/ENGINEERING.md": "templates/ENGINEERING.md",
         "docs/COURSE.md": "templates/COURSE.md", "docs/OPERATIONS.md": "templates/OPERATIONS.md"}
+BELIEVE_MD = "templates/believe.md"  # the glance table's sentences, written by hand (believe)
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 PAPER_RETRIEVAL = ["needle", "induction", "hop"]  # the paper's retrieval tasks (copy is ours)
@@ -493,59 +494,15 @@ def claim_verdicts(rows, scale):
                        for k, lines in by.items())
 
 
-# Results at a glance: what to believe of each claim, and its main caveat, written by
-# hand for one verdict of one row: (row, verdict as claim_rows gives it) -> (sentence, caveat).
-# A row whose verdict has no sentence written for it shows '–', so a sentence never stands
-# beside a verdict it would contradict. 'partly' is keyed with the tests it names as failing.
-BELIEVE = {
-    ("1", REPRODUCED): (
-        "At these sizes MixiT fails retrieval: on needle, induction and hop it stays below half "
-        "of Standard (with two key-value pairs it retrieves in part).",
-        "Small tasks (needle-6, induction-12, hop-3); MixiT does copy short strings (row 1c)."),
-    ("1c", NOT_RUN): (
-        "Nothing yet: MixiT's copy-16 and copy-32 cells still wait for their seeds and doublings.",
-        "Ours, not the paper's claim."),
-    ("2", REPRODUCED): (
-        "Frozen random queries and keys are enough to retrieve, and an induction head forms.",
-        "Only at the paper's N(0, 1/d) init: at the reference code's 0.02 Frozen-QK fails."),
-    ("3", NOT_RUN): (
-        "Not settled: add and modadd match; memorize waits for the doubling of Table 4's cells.",
-        "Read with 64 heads: with 4, MixiT falls far behind Standard on add (Table 3)."),
-    ("3ˢ", NOT_RUN): (
-        "Not settled: memorize waits for the doubling of Table 4's cells.",
-        "As claim 3."),
-    ("4", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
-        "MLPs memorize: Frozen-MLP stores the fewest bits per parameter and MixiT stays within "
-        "a quarter of Frozen-QK's, but Frozen-QK stores as many as Standard, not fewer.",
-        "Width 16, a table no variant holds whole; which of Standard and Frozen-QK stores more "
-        "depends on the step budget (Table 12's last row)."),
-    ("4ˢ", f"{PARTLY} (fails: Standard > Frozen-QK)"): (
-        "MixiT as the reference code ships it reads as our MixiT does: the same tests hold "
-        "and the same one fails.",
-        "As claim 4."),
-    ("5", SEEDS_DISAGREE): (
-        "Not settled by the rule: within each head count the seeds end far apart; seed by seed, "
-        "every seed of 64 heads still ends above every seed of 2 heads.",
-        "Add-4 at width 64, up to 64 heads (the 4-, 8- and 16-head cells at their step cap); "
-        "the paper goes to 256 at width 512."),
-    ("5ˢ", NOT_RUN): (
-        "Nothing yet: as shipped, the head counts wait for their seeds and doublings.",
-        "As claim 5."),
-    ("6", SEEDS_DISAGREE): (
-        "Not settled: at 16 layers the seeds of Random and of MixiT each disagree.",
-        "At width 512 Random at the 1/d init solves add at every depth run, its 16-layer cells "
-        "from one or two runs (paper-scale Table 6)."),
-    ("6′", SEEDS_DISAGREE): (
-        "Not settled: 16-layer MixiT's seeds disagree.",
-        "Random at this init is far from solving add-3 already at 2 layers."),
-    ("7", f"{PARTLY} (fails: Frozen-QK ≥ half the paper's (11.95%))"): (
-        "Both train faster per sample than Standard; MixiT by at least half the paper's "
-        "figure, Frozen-QK by much less.",
-        "CPU benchmarks at width 128: a frozen W_Q, W_K skips only its weight-gradient matmul."),
-    ("8", REPRODUCED): (
-        "Frozen-QK's language model comes much closer to Standard's than MixiT's does.",
-        "MixiT barely beats a bigram model and trails the embeddings-only Random model."),
-}
+def believe(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), BELIEVE_MD)):
+    """{(row, verdict): (sentence, caveat)}, the glance table's last two columns, written by hand
+    in BELIEVE_MD for one verdict of a row (the file says how)."""
+    parts = re.split(r"^## (.+?): (.+)\n", open(path, encoding="utf-8").read(), flags=re.M)
+    return {(row, verdict): tuple(" ".join(p.split()) for p in text.split("\nCaveat: "))
+            for row, verdict, text in zip(parts[1::3], parts[2::3], parts[3::3])}
+
+
+BELIEVE = believe()
 
 
 def effect(ours, n):
@@ -1271,8 +1228,9 @@ def render_all(scale, draw=True, recompute_init=False):
 
 def surfaces():
     """{name: text} of the prose that states results: the documents' templates (a number that a
-    marker renders reads as the marker, a typed one as itself), and run_all.sh's comments."""
-    out = {t: open(t).read() for t in DOCS.values() if os.path.exists(t)}
+    marker renders reads as the marker, a typed one as itself), the glance table's sentences
+    (BELIEVE_MD) and run_all.sh's comments."""
+    out = {t: open(t).read() for t in [*DOCS.values(), BELIEVE_MD] if os.path.exists(t)}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = comments(open("run_all.sh").read())
     return out

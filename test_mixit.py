@@ -2745,8 +2745,28 @@ def test_the_glance_table_gives_each_claim_its_verdict_at_both_scales(monkeypatc
     moved = [["1. a claim", "p1", "needle 40.0 ± 0.3", "partly (fails: needle)", "rule", "T", "–"]]
     line = next(l for l in report.glance(moved, []).splitlines() if l.startswith("| 1."))
     assert "MixiT cannot retrieve" not in line and line.endswith("| **partly** | – | – | – |"), line
-    for (row, v), (sentence, caveat) in report.BELIEVE.items():
-        assert sentence and caveat
+
+
+def test_the_glance_sentences_are_read_from_their_file_and_checked_as_prose(tmp_path, monkeypatch):
+    """templates/believe.md holds the glance table's sentences: report.believe reads each
+    heading's row and verdict (a verdict with a colon in it too) and the sentence and caveat under
+    it, each onto one line. The prose check reads that file: a typed number there is named."""
+    import report
+    (tmp_path / "templates").mkdir()
+    path = tmp_path / report.BELIEVE_MD
+    path.write_text("# What to believe\n\nAn intro.\n\n## 5: inconclusive: seeds disagree\n\n"
+                    "The seeds\nend apart.\n\nCaveat: Small\ntasks.\n\n"
+                    "## 4ˢ: partly (fails: Standard > Frozen-QK)\n\nMLPs memorize.\n\n"
+                    "Caveat: As claim 4.\n")
+    assert report.believe(str(path)) == {
+        ("5", "inconclusive: seeds disagree"): ("The seeds end apart.", "Small tasks."),
+        ("4ˢ", "partly (fails: Standard > Frozen-QK)"): ("MLPs memorize.", "As claim 4.")}
+    assert report.BELIEVE and all(sentence and caveat for sentence, caveat in report.BELIEVE.values())
+    monkeypatch.chdir(tmp_path)
+    assert report.overclaims() == []
+    path.write_text(path.read_text().replace("The seeds", "The 7 seeds"))
+    [line] = report.overclaims()
+    assert line.startswith(f"{report.BELIEVE_MD}: typed number") and "The 7 seeds" in line
 
 
 def test_a_ladder_that_still_moves_at_its_cap_is_read_there_as_not_converged():

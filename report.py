@@ -41,6 +41,7 @@ DOCS = {"README.md": "templates/README.md", FINDINGS: "templates/FINDINGS.md",
         "docs/METHODS.md": "templates/METHODS.md", "docs/ENGINEERING.md": "templates/ENGINEERING.md",
         "docs/COURSE.md": "templates/COURSE.md", "docs/OPERATIONS.md": "templates/OPERATIONS.md"}
 BELIEVE_MD = "templates/believe.md"  # the glance table's sentences, written by hand (believe)
+CAPTIONS_MD = "templates/captions.md"  # the tables' written captions (CAPTIONS)
 T1_ROWS = ["standard", "frozen_qk", "frozen_qk_ref", "frozen_mlp", "mixit", "random"]
 RETRIEVAL = ["needle", "induction", "copy", "hop"]
 PAPER_RETRIEVAL = ["needle", "induction", "hop"]  # the paper's retrieval tasks (copy is ours)
@@ -494,12 +495,19 @@ def claim_verdicts(rows, scale):
                        for k, lines in by.items())
 
 
-def believe(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), BELIEVE_MD)):
+def sections(path):
+    """{heading: its text on one line} of the `## ` sections of a file of hand-written prose that
+    report.py places (path: from the repository's root, or absolute)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), path), encoding="utf-8") as f:
+        parts = re.split(r"^## (.+)\n", f.read(), flags=re.M)
+    return {heading: " ".join(text.split()) for heading, text in zip(parts[1::2], parts[2::2])}
+
+
+def believe(path=BELIEVE_MD):
     """{(row, verdict): (sentence, caveat)}, the glance table's last two columns, written by hand
     in BELIEVE_MD for one verdict of a row (the file says how)."""
-    parts = re.split(r"^## (.+?): (.+)\n", open(path, encoding="utf-8").read(), flags=re.M)
-    return {(row, verdict): tuple(" ".join(p.split()) for p in text.split("\nCaveat: "))
-            for row, verdict, text in zip(parts[1::3], parts[2::3], parts[3::3])}
+    return {tuple(heading.split(": ", 1)): tuple(text.split(" Caveat: "))
+            for heading, text in sections(path).items()}
 
 
 BELIEVE = believe()
@@ -601,16 +609,22 @@ class Cell(collections.namedtuple("Cell", "cell key show paper", defaults=("acc"
 class Table:
     # each field but the title is data, or a function of the cells giving it
     title: str  # "Table 1. Retrieval": bold, and FINDINGS' marker for it
-    caption: object  # the text after the title, with its {fields} (see caption)
     header: object
     rows: object  # None: not run, drawn as '–'
     floor: object = ()  # the floor rows: each its label after FLOOR ('' or ' (hop)'), its entries
     when: object = None  # drawn only where when(cells) holds
     note: object = None  # a paragraph between the caption and the table
+    caption: object = None  # the text after the title (see caption); None: CAPTIONS[title]
+
+
+CAPTIONS = {title: text if text.startswith(":") else " " + text  # (after the bold title)
+            for title, text in sections(CAPTIONS_MD).items()}
 
 
 def caption(cells, text):
-    """A caption's {size:PREFIX} and {steps|width:CELL} fields, read from the records."""
+    """A caption's {size:PREFIX} and {steps|width:CELL} fields, read from the records, and its
+    {SETTLED} and {READ_SEEDS}, the doubling ladder's constants."""
+    text = text.replace("{SETTLED}", f"{SETTLED:g}").replace("{READ_SEEDS}", str(READ_SEEDS))
     def field(m):
         kind, arg = m.groups()
         if kind == "size":
@@ -638,7 +652,7 @@ def render_table(cells, t):
         return x(cells) if callable(x) else x
     if t.when and not t.when(cells):
         return ""
-    out = [f"**{t.title}**" + caption(cells, of(t.caption))]
+    out = [f"**{t.title}**" + caption(cells, of(t.caption) or CAPTIONS[t.title])]
     if t.note and t.note(cells):
         out.append(t.note(cells))
     rows = of(t.rows)
@@ -904,89 +918,55 @@ def sweep_rows(cells):
 
 TABLES = [
     Table("Table 1. Retrieval",
-          ": test accuracy (%) per answer token; [paper] where it reports one. Sizes: needle "
-          "{size:t1/needle/}, induction {size:t1/induction/}, copy {size:t1/copy/}, hop "
-          "{size:t1/hop/}",
           ["variant"] + RETRIEVAL,
           [[NAMES[v]] + [Cell(f"t1/{t}/{v}", paper=True) for t in RETRIEVAL] for v in T1_ROWS],
           [[""] + [floor_of(f"t1/{t}/") for t in RETRIEVAL]]),
-    Table("Table 2. Language modelling", lm_caption,
+    Table("Table 2. Language modelling",
           ["variant", "val loss (nats/byte)", "bits/byte", "lowest val loss (at step)"],
           [[NAMES[v], Cell(f"t2/lm/{v}", "loss", paper=True), Cell(f"t2/lm/{v}", "bpb"),
             Cell(f"t2/lm/{v}", show="lowest")] for v in VARIANTS + ["frozen_qk_ref"]],
-          [["", floor_of("t2/lm/", "loss"), floor_of("t2/lm/", "bpb"), ""]]),
+          [["", floor_of("t2/lm/", "loss"), floor_of("t2/lm/", "bpb"), ""]], caption=lm_caption),
     Table("Table 3. Tasks that need no input-dependent attention",
-          ": test accuracy (%). memorize: accuracy on the table itself. Sizes: add {size:t3/add/}, "
-          "modadd {size:t3/modadd/}, dyck {size:t3/dyck/}, memorize n={size:t4/}",
           ["variant"] + T3,
           [[NAMES[v]] + [Cell(f"{HOME[t]}/{v}") for t in T3] for v in VARIANTS + ["mixit-shipped"]],
           [[""] + [floor_of(HOME[t] + "/") for t in T3]]),
-    Table("Table 4. Memorization capacity", capacity_caption,
+    Table("Table 4. Memorization capacity",
           ["variant", "bits / trainable param", "accuracy (%)", "trainable params"],
           [[NAMES[v], Cell(c, "bits_per_param", paper=True), Cell(c), Cell(c, show="trainable")]
            for v in VARIANTS + ["mixit-shipped"] for c in [f"t4/memorize/{v}"]],
-          [["", "–", floor_of("t4/"), "–"]]),
+          [["", "–", floor_of("t4/"), "–"]], caption=capacity_caption),
     Table("Table 5. MixiT with more heads",
-          " on add: test accuracy (%) (paper, width 512: 35% with few heads, 92% with 256 heads).",
           lambda cells: ["n_head"] + [str(h) for h in heads_of(cells)],
           lambda cells: [[name] + [Cell(f"t5/add/heads{h}{twin}") for h in heads_of(cells)]
                          for name, twin in (("MixiT", ""), (NAMES["mixit-shipped"], "-shipped"))],
           lambda cells: [[""] + [floor_of("t5/")] * len(heads_of(cells))]),
-    Table("Table 3b. Yelp review polarity", yelp_caption, ["variant", "Yelp"],
+    Table("Table 3b. Yelp review polarity", ["variant", "Yelp"],
           [[NAMES[v], Cell(f"y/yelp/{v}", paper=True)] for v in VARIANTS[:4]]
           + [[f"MixiT, {h} heads", Cell(f"y/yelp/mixit-heads{h}", show="yelp heads")]
              for h in (4, 64)],
-          [["", floor_of("y/yelp/")]]),
+          [["", floor_of("y/yelp/")]], caption=yelp_caption),
     Table("Table 6. Depth",
-          " on add: test accuracy (%) and the covariance (correlation) between token "
-          "representations at the last block (paper: Random collapses to about 23% at 8-16 layers "
-          "while its covariance grows; MixiT stays near 100%).",
           lambda cells: ["variant", "metric"] + [f"L={d}" for d in depth_table(cells)[1]],
           depth_lines,
           lambda cells: [["", "accuracy %"] + [floor_of("t6/")] * len(depth_table(cells)[1])]),
-    Table("Table 6b. Depth, where Random adds", depth_b_caption,
+    Table("Table 6b. Depth, where Random adds",
           lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_table(cells, True)[1]],
           lambda cells: depth_lines(cells, True), depth_b_floor,
-          when=lambda cells: "random-w256" in depth_rows(cells)),
+          when=lambda cells: "random-w256" in depth_rows(cells), caption=depth_b_caption),
     Table("Table 11. Claims 1-5 given more steps",
-          " (`run_all.sh --claims`): {size:c2/}-hop induction for {steps:c2/hop/frozen_qk} steps "
-          "(Table 1 stops at 1000); MixiT with 64 heads (the paper's has 32-256) on "
-          "add-{size:c3/add/} for {steps:c3/add/mixit-heads64} steps and on dyck-{size:c3/dyck/} "
-          "for {steps:c3/dyck/mixit-heads64}; the cells of Tables 1 and 3 that get more steps; "
-          "memorize n={size:c4/}, a table no variant holds whole (width "
-          "{width:c4/memorize/standard}, each row at the budget it names: Table 12). Test "
-          "accuracy (%), bits per trainable parameter, and the accuracy 1000 steps before the "
-          "end: where the two agree, the schedule's tail changed little, not that more steps "
-          "would not help (docs/METHODS.md, 'The doubling ladder').",
           ["cell", "accuracy (%)", "bits / trainable param", "1000 steps before the end"],
           plateau_rows,
           [[f" ({t})", floor_of(prefix), "–", "–"] for t, prefix in
            (("hop", "c2/"), ("add", "c3/add/"), ("dyck", "c3/dyck/"), ("memorize", "c4/"))],
           when=lambda cells: any(c.startswith(("c1/", "c2/", "c3/", "c4/")) for c in cells)),
     Table("Table 12. Capacity budgets by doubling",
-          " (`run_all.sh --claims`, memorize n={size:c4/}, width {width:c4/memorize/standard}): "
-          "test accuracy (%) of each capacity cell at each budget, each a run with its own "
-          "cosine schedule; after a doubling, the change of the mean over the seeds that ran at "
-          "both (points): settled (less than the larger std of the two or "
-          f"{SETTLED:g} point), noisy (a side is †) or moved. Read at: the first settled budget, "
-          f"with {READ_SEEDS} seeds. The last row: claim 4's rule at each budget (a cell settled "
-          "below it at its settled budget), a reading, not a verdict (docs/METHODS.md, 'The "
-          "doubling ladder').",
           lambda cells: ["cell"] + [f"{s} steps" for s in budgets_tried(cells)] + ["read at"],
           budget_rows, when=lambda cells: bool(budgets_tried(cells))),
     Table("Table 14. Learning rate, chosen per cell on validation data",
-          " (`run_all.sh --lr-sweep`): each cell that claims 1-3 and 8 read, and claim 4's at "
-          "24000 steps, at each lr of a grid: the validation score at the end, mean ± std of "
-          "seeds 0 and 1 (accuracy %; lm: loss in nats/byte, lower is better; memorize: on the "
-          "table it trains on). Chosen: the best mean (best; edge: the grid's outermost lr), or "
-          "the shared lr where the best is within its spread (shared); the test score at each. "
-          "How: docs/METHODS.md, 'Each variant at its own learning rate'.",
           ["cell", "shared lr", "validation score at each lr (seeds 0-1)", "chosen lr",
            "test at the chosen lr", "test at the shared lr"],
           sweep_rows, when=lambda cells: any(LR.search(c) for c in cells)),
     Table("Table 7. Training speed",
-          " (`python bench.py`, one benchmark per seed); paper: Frozen-QK 23.9% and MixiT 32.0% "
-          "faster per sample than Standard.",
           ["variant", "ms/step", "samples/s", "vs Standard"], bench.bench_rows, note=bench.bench_note),
 ]
 
@@ -1030,29 +1010,25 @@ def contexts(cells):  # the longer-context study's context lengths
 
 STUDIES = [
     Table("Table 9. MixiT's confounds",
-          ": test accuracy (%), lm: validation loss (nats/byte). Each row changes the block, not "
-          "what trains: learned positions, the shaped GLU and √½ residuals are MixiT's block "
-          "(README).",
           ["row"] + STUDY_TASKS,
           [[name] + [study_cell(c, t) for t in STUDY_TASKS] for name, c in CONFOUNDS]),
     Table("Table 10. Hybrid schedules",
-          ": the frozen parts join the optimizer at 25/50/75% of the steps (`--unfreeze_at`); 0% "
-          "is Standard, 'never' the frozen variant. Accuracy (%), lm: validation loss; training "
-          "seconds in brackets.",
           ["schedule", "needle", "add", "lm"],
           [[f"{NAMES[v]}, {when}"]
            + [study_cell(c, t, "with seconds") for t in ("needle", "add", "lm")]
            for v, when, c in SCHEDULES]),
     Table("How much does the random draw matter?",
-          " Seeds 0-9 (init, mixing matrices, frozen Q/K and batch order change together); mean ± "
-          "std, the range, and r: the correlation across seeds between the result and one number "
-          "read off the draw at initialization (`draw_strength`: MixiT's mean mixing strength, "
-          "Frozen-QK's mean logit scale; with 10 seeds |r| < 0.63 is no evidence of a link).",
           ["variant", "needle", "add", "lm (loss)"],
           # a Cell's key here is the task (seed_spread reads the row's draws itself)
           [[NAMES.get(v, "MixiT without its sink head")]
-           + [Cell(v, t, "seeds") for t in ("needle", "add", "lm")] for v in DRAW_ROWS]),
-    Table("Longer context", " (lm): validation bits per byte against the context length.",
+           + [Cell(v, t, "seeds") for t in ("needle", "add", "lm")] for v in DRAW_ROWS],
+          # (here, not in CAPTIONS_MD: it types the critical |r| of ten seeds)
+          caption=" Seeds 0-9 (init, mixing matrices, frozen Q/K and batch order change together); "
+          "mean ± std, the range, and r: the correlation across seeds between the result and one "
+          "number read off the draw at initialization (`draw_strength`: MixiT's mean mixing "
+          "strength, Frozen-QK's mean logit scale; with 10 seeds |r| < 0.63 is no evidence of a "
+          "link)."),
+    Table("Longer context",
           lambda cells: ["variant", f"context {config_of(cells, 't2/lm/')}"]
           + [f"context {T}" for T in contexts(cells)],
           lambda cells: [[NAMES[v]] + [Cell(c, "bpb") for c in [f"t2/lm/{v}"]
@@ -1229,8 +1205,9 @@ def render_all(scale, draw=True, recompute_init=False):
 def surfaces():
     """{name: text} of the prose that states results: the documents' templates (a number that a
     marker renders reads as the marker, a typed one as itself), the glance table's sentences
-    (BELIEVE_MD) and run_all.sh's comments."""
-    out = {t: open(t).read() for t in [*DOCS.values(), BELIEVE_MD] if os.path.exists(t)}
+    (BELIEVE_MD), the tables' captions (CAPTIONS_MD) and run_all.sh's comments."""
+    out = {t: open(t).read() for t in [*DOCS.values(), BELIEVE_MD, CAPTIONS_MD]
+           if os.path.exists(t)}
     if os.path.exists("run_all.sh"):
         out["run_all.sh (comments)"] = comments(open("run_all.sh").read())
     return out

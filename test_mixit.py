@@ -2747,10 +2747,13 @@ def test_the_glance_table_gives_each_claim_its_verdict_at_both_scales(monkeypatc
     assert "MixiT cannot retrieve" not in line and line.endswith("| **partly** | – | – | – |"), line
 
 
-def test_the_glance_sentences_are_read_from_their_file_and_checked_as_prose(tmp_path, monkeypatch):
+def test_the_glance_sentences_and_captions_are_read_from_their_files_and_checked_as_prose(
+        tmp_path, monkeypatch):
     """templates/believe.md holds the glance table's sentences: report.believe reads each
     heading's row and verdict (a verdict with a colon in it too) and the sentence and caveat under
-    it, each onto one line. The prose check reads that file: a typed number there is named."""
+    it, each onto one line. Each table's caption is its Table's or, for every other table, the
+    one under its title in templates/captions.md, which names no other. The prose check reads
+    both files: a typed number there is named."""
     import report
     (tmp_path / "templates").mkdir()
     path = tmp_path / report.BELIEVE_MD
@@ -2762,11 +2765,15 @@ def test_the_glance_sentences_are_read_from_their_file_and_checked_as_prose(tmp_
         ("5", "inconclusive: seeds disagree"): ("The seeds end apart.", "Small tasks."),
         ("4ˢ", "partly (fails: Standard > Frozen-QK)"): ("MLPs memorize.", "As claim 4.")}
     assert report.BELIEVE and all(sentence and caveat for sentence, caveat in report.BELIEVE.values())
+    tables = report.TABLES + report.STUDIES
+    assert sorted(t.title for t in tables if t.caption is None) == sorted(report.CAPTIONS)
     monkeypatch.chdir(tmp_path)
+    (tmp_path / report.CAPTIONS_MD).write_text("## Table 1. Retrieval\n\n: test accuracy.\n")
     assert report.overclaims() == []
     path.write_text(path.read_text().replace("The seeds", "The 7 seeds"))
-    [line] = report.overclaims()
-    assert line.startswith(f"{report.BELIEVE_MD}: typed number") and "The 7 seeds" in line
+    (tmp_path / report.CAPTIONS_MD).write_text("## Table 1. Retrieval\n\n: 3 runs' accuracy.\n")
+    assert [line.split(" (")[0] for line in report.overclaims()] == [
+        f"{report.BELIEVE_MD}: typed number", f"{report.CAPTIONS_MD}: typed number"]
 
 
 def test_a_ladder_that_still_moves_at_its_cap_is_read_there_as_not_converged():

@@ -27,13 +27,13 @@ import bench
 import figures
 import tasks
 from records import (CAP, CAPACITY, CAPACITY_ROWS, HOME, LADDER_SEEDS, LADDERED, LR, NAMES, NOT_RUN,
-                     PARTLY, READ_SEEDS, REPRODUCED, SEEDS_DISAGREE, SETTLED, STEPS, UNSTABLE,
-                     VARIANTS, Tests, all_or_nothing, at_depths, baseline, beyond, both, budget_of,
-                     capacity_cell, comments, config_of, current, doubled, doubling, either, entry,
-                     final, floor, ladder, load, lr_grid, lr_text, mean_std, more_solved, move,
-                     number, old, outcome, over_spread, paired, pct, read_budget, read_records,
-                     readable, record_values, same, shared_lr, solved, stat, table, tuned_view,
-                     unsourced, unstable)
+                     READ_SEEDS, SEEDS_DISAGREE, SETTLED, STEPS, UNSTABLE, VARIANTS, Tests,
+                     all_or_nothing, at_depths, baseline, beyond, both, budget_of, capacity_cell,
+                     comments, config_of, current, doubled, doubling, either, entry, final, floor,
+                     ladder, load, lr_grid, lr_text, mean_std, more_solved, move, number, old,
+                     outcome, over_spread, paired, pct, read_budget, read_records, readable,
+                     record_values, same, shared_lr, solved, stat, table, tuned_view, unsourced,
+                     unstable)
 
 FINDINGS = "results/FINDINGS.md"  # the evidence, claim by claim: the glance, claims, tables
 # The documents report.py renders, each from its template, which holds the markers ("The documents")

@@ -405,8 +405,9 @@ def induction_scores(model, task):
     p = (x[:, :-1] == x[:, -1:]).float().argmax(1)  # (B,) where the query appeared before
     rows = torch.arange(B, device=x.device)
     t = torch.arange(1, T, device=x.device)
-    return [{"induction": att.float()[rows, :, T - 1, p + 1].mean(0).tolist(),  # (H,) each
-             "previous": att.float()[:, :, t, t - 1].mean((0, 2)).tolist()} for att in atts]
+    return [{"induction": att[rows, :, T - 1, p + 1].mean(0).tolist(),  # (H,) each
+             "previous": att[:, :, t, t - 1].mean((0, 2)).tolist()}
+            for att in (a.float() for a in atts)]
 
 
 def load_model(path):

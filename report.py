@@ -622,17 +622,16 @@ CAPTIONS = {title: text if text.startswith(":") else " " + text  # (after the bo
 
 
 def caption(cells, text):
-    """A caption's {size:PREFIX} and {steps|width:CELL} fields, read from the records, and its
+    """A caption's fields read from the records: {size:PREFIX} (the task size of the cells under
+    PREFIX), {steps:CELL} and {KEY:CELL} (a cell's steps and the setting KEY of its config), and
     {SETTLED} and {READ_SEEDS}, the doubling ladder's constants."""
     text = text.replace("{SETTLED}", f"{SETTLED:g}").replace("{READ_SEEDS}", str(READ_SEEDS))
     def field(m):
         kind, arg = m.groups()
-        if kind == "size":
-            return str(config_of(cells, arg))
         runs = cells.get(arg)
-        return str(runs[0]["steps"] if kind == "steps" else runs[0]["config"]["n_embd"]) if runs \
-            else "–"
-    return re.sub(r"\{(size|steps|width):([^}]*)\}", field, text)
+        return (str(config_of(cells, arg)) if kind == "size" else "–" if not runs else
+                str(runs[0]["steps"]) if kind == "steps" else f"{runs[0]['config'][kind]:g}")
+    return re.sub(r"\{(\w+):([^}]*)\}", field, text)
 
 
 def shown(cells, x):
@@ -719,21 +718,6 @@ def floor_of(prefix, key="acc"):  # a floor row's entry (see floor)
 
 def heads_of(cells):  # Table 5's head counts, as run (the -shipped twins are a row of their own)
     return sorted({int(c[12:]) for c in cells if re.fullmatch(r"t5/add/heads\d+", c)})
-
-
-def depth_b_caption(cells):
-    first = {row: cells[at[min(at)]][0] for row, at in depth_rows(cells).items()}
-    r = first["random-w256"]["config"]
-    return (f" (`run_all.sh --claims`): Random at width {r['n_embd']} on add-{r['task_size']} (lr "
-            f"{r['lr']:g}, batch {r['batch_size']}, {first['random-w256']['steps']} steps), a "
-            "second setting beside Table 6's width-64 one; MixiT in the same setting with 64 "
-            "heads (at the lr its row names), and MixiT with 64 heads at "
-            "Table 5's setting (its 2-layer runs are Table 5's). Test accuracy (%) and the token "
-            "covariance at the last block; '–': not run."
-            + (" Random, reference init 0.02: the same Random with its frozen W_Q, W_K drawn from "
-               "N(0, 0.02²) as the reference's depth script draws them, not N(0, 1/d): its "
-               "attention starts near uniform (that nothing it trains sharpens it is untested)."
-               if "random_ref-w256" in first else ""))
 
 
 def depth_b_floor(cells):  # Table 6b: one floor row per task size
@@ -861,17 +845,8 @@ def capacity_caption(cells):
     else:
         how = "read at a budget, until run_all.sh doubles it; claim 4 reads this table"
     return (": bits per trainable parameter = accuracy x n² log2 n / #trainable, 2-layer models "
-            "(width {width:t4/memorize/standard}, {steps:t4/memorize/standard} steps: "
+            "(width {n_embd:t4/memorize/standard}, {steps:t4/memorize/standard} steps: "
             f"{how}); [paper].")
-
-
-def yelp_caption(cells):
-    how = "" if any(c.startswith("y/yelp/") for c in cells) else (
-        " *Not run: it needs the data (docs/METHODS.md, 'Recipe differences from the reference "
-        "code'): `YELP=path/to/yelp_review_polarity_csv bash run_all.sh --quick`.*")
-    return (": bidirectional models on the bytes of each review (context {size:y/yelp/}), test "
-            "accuracy (%); [paper]; MixiT with 4 and 64 heads (paper, Table 5: more heads do not "
-            "change Yelp)." + how)
 
 
 def tuning(cells, rows):
@@ -944,7 +919,7 @@ TABLES = [
           [[NAMES[v], Cell(f"y/yelp/{v}", paper=True)] for v in VARIANTS[:4]]
           + [[f"MixiT, {h} heads", Cell(f"y/yelp/mixit-heads{h}", show="yelp heads")]
              for h in (4, 64)],
-          [["", floor_of("y/yelp/")]], caption=yelp_caption),
+          [["", floor_of("y/yelp/")]]),
     Table("Table 6. Depth",
           lambda cells: ["variant", "metric"] + [f"L={d}" for d in depth_table(cells)[1]],
           depth_lines,
@@ -952,7 +927,7 @@ TABLES = [
     Table("Table 6b. Depth, where Random adds",
           lambda cells: ["cell", "metric"] + [f"L={d}" for d in depth_table(cells, True)[1]],
           lambda cells: depth_lines(cells, True), depth_b_floor,
-          when=lambda cells: "random-w256" in depth_rows(cells), caption=depth_b_caption),
+          when=lambda cells: "random-w256" in depth_rows(cells)),
     Table("Table 11. Claims 1-5 given more steps",
           ["cell", "accuracy (%)", "bits / trainable param", "1000 steps before the end"],
           plateau_rows,

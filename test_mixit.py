@@ -2994,6 +2994,13 @@ def test_table_captions_say_what_their_records_ran():
     assert "budget its doubling settled" in report.capacity_caption(mem)
     assert "claim 4 reads Tables 11 and 12" in report.capacity_caption(
         {**mem, **capacity_cells({"standard": dict(s6000=[.3, .3, .3])})})
+    # a caption's fields ({KEY:CELL}: a setting of the cell's config) read its first record
+    run = {"steps": 1500, "config": {"tag": "c6/add/random-L2/s0", "lr": 0.01, "n_embd": 256,
+                                     "task_size": 3}}
+    assert report.caption({"c6/add/random-L2": [run]}, "lr {lr:c6/add/random-L2}, width "
+                          "{n_embd:c6/add/random-L2}, {steps:c6/add/random-L2} steps, add-"
+                          "{size:c6/} ({n_embd:c6/add/mixit-L2}), {SETTLED}") \
+        == f"lr 0.01, width 256, 1500 steps, add-3 (–), {report.SETTLED:g}"
 
 
 def heads_cells(**ladders):

@@ -3021,8 +3021,9 @@ def test_claim_5_reads_each_head_count_from_2_where_its_doubling_settled():
     """Claim 5 reads MixiT's Table 5 cells from 2 heads up (the 1-head cell, the sink head alone,
     is neither shown nor read), each at the budget its doubling settled with records.READ_SEEDS
     seeds there: while a head count's doubling moves, or has settled with fewer seeds, the row
-    has no tests (verdict 'not yet run') and says what it waits for; once each is readable the three tests are judged at those budgets (a cell that
-    moved is read at its doubled budget), and 'partly' names the test that fails."""
+    has no tests (verdict 'not yet run') and says what it waits for; once each is readable the
+    three tests are judged at those budgets (a cell that moved is read at its doubled budget), and
+    'partly' names the test that fails. A cell that was never doubled is read at its budget."""
     import records
     import report
     rule = next(r for c, _, r, _ in report.CLAIMS if c.startswith("5. "))
@@ -3031,6 +3032,10 @@ def test_claim_5_reads_each_head_count_from_2_where_its_doubling_settled():
         A = report.Reader(cells)
         ours, tests, partly, where, reads = report.heads_help(A)
         return ours, tests, reads, report.verdict(tests, partly, reads, A, rule)
+    # no cell doubled (the paper scale): each is read at its budget, and the row says so
+    ours, tests, reads, verdict = judged(heads_cells(h2=([0.30] * 3,), h64=([0.95] * 3,)))
+    assert ours == "heads: 2 30.0 ± 0.0, 64 95.0 ± 0.0 (at Table 5's budget, not doubled: each)"
+    assert verdict == records.REPRODUCED and reads == ["t5/add/heads2", "t5/add/heads64"]
     flat = [0.30, 0.31, 0.30, 0.30, 0.31]
     cells = heads_cells(h1=([0.24, 0.23, 0.23],), h2=(flat, [0.305, 0.31, 0.30]),
                         h64=([0.50, 0.52, 0.51], [0.90, 0.91, 0.92]))  # 64 heads still moves

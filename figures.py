@@ -132,13 +132,17 @@ def mark_unstable(ax, x, mean, accs, color, left=False):
     return True
 
 
-def seeds_and_spread(ax, xs, seeds, color, name, fmt="o-"):
-    """At each x its seeds as dots, their mean ± std as a line named with_n. Returns the means."""
+def seeds_and_spread(ax, xs, seeds, color, name, fmt="o-", percent=False, left=False):
+    """At each x its seeds as dots, their mean ± std as a line named with_n; percent: accuracies
+    (%), a mean whose seeds lie apart drawn hollow and marked † (on its left: left). Returns the
+    means."""
     means = [mean_std(s)[0] for s in seeds]
     ax.errorbar(xs, means, yerr=[mean_std(s)[1] for s in seeds], fmt=fmt, capsize=3, color=color,
                 label=with_n(name, [len(s) for s in seeds]))
-    for x, s in zip(xs, seeds):
+    for x, s, m in zip(xs, seeds, means):
         ax.plot([x] * len(s), s, ".", color=color, alpha=0.5, markersize=5)
+        if percent:
+            mark_unstable(ax, x, m, [y / 100 for y in s], color, left)
     return means
 
 
@@ -150,28 +154,26 @@ def log_axis(ax, ticks, labels, base=2):
 
 
 def plot_needle(cells, scale):
-    """Needle accuracy against the number of key-value pairs: a line per variant, mean ± std."""
-    # per variant, [(task size, mean, std, n, cell)] of its needle cells
-    curves = {v: sorted((runs[0]["config"]["task_size"], *mean_std(a), len(a), c)
-                        for c, runs in cells.items() if (a := final(cells, c))
-                        and re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c))
+    """Needle accuracy against the number of key-value pairs: a line per variant, each seed a dot,
+    mean ± std."""
+    # per variant, [(task size, cell)] of its needle cells
+    curves = {v: sorted((runs[0]["config"]["task_size"], c) for c, runs in cells.items()
+                        if final(cells, c) and re.fullmatch(rf"(f1/needle\d+|t1/needle)/{v}", c))
               for v in ("standard", "frozen_qk", "mixit")}
     if not any(len(pts) > 1 for pts in curves.values()):
         return
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for i, (v, pts) in enumerate(curves.items()):
-        if pts:  # mean ± std over seeds; nudged sideways so that equal curves stay visible
-            x, m, sd, n, at = zip(*pts)
-            xs = [a + 0.08 * (i - 1) for a in x]
-            ax.errorbar(xs, [100 * a for a in m], yerr=[100 * s for s in sd], fmt="o-",
-                        capsize=3, color=f"C{i}", label=with_n(NAMES[v], n))
-            for x_, m_, c in zip(xs, m, at):
-                mark_unstable(ax, x_, 100 * m_, final(cells, c), f"C{i}")
-    floors = {size: floor_pct(cells, c) for pts in curves.values() for size, *_, c in pts}
+        if pts:  # nudged sideways so that equal curves stay visible
+            seeds = [[100 * a for a in final(cells, c)] for _, c in pts]
+            seeds_and_spread(ax, [size + 0.08 * (i - 1) for size, _ in pts], seeds, f"C{i}",
+                             NAMES[v], percent=True)
+    floors = {size: floor_pct(cells, c) for pts in curves.values() for size, c in pts}
     accuracy_axis(ax, [floors[x] for x in sorted(floors)], sorted(floors))
     ax.set(xlabel="max key-value pairs (task_size)",
            ylabel="test accuracy (%), mean ± std over seeds",
-           title=f"needle-in-a-haystack ({scale})\n† (hollow): seeds more than 10 points apart")
+           title=f"needle-in-a-haystack ({scale})\neach dot a seed; † (hollow): seeds more than 10 "
+           "points apart")
     legend_outside(fig)
     save(f"needle_vs_pairs_{scale}.png")
 
@@ -226,10 +228,7 @@ def plot_depth(cells, scale):
         xs = [d * 2 ** (0.07 * side) for d in at]  # the rows side by side on the log axis
         for a, key, unit in ((ax[0], "acc", 100), (ax[1], "token_cov", 1)):
             seeds = [[unit * y for y in final(cells, c, key)] for c in at.values()]
-            means = seeds_and_spread(a, xs, seeds, color, label)
-            if key == "acc":  # †, on the row's own side
-                for x, s, m in zip(xs, seeds, means):
-                    mark_unstable(a, x, m, [y / 100 for y in s], color, left=side < 0)
+            seeds_and_spread(a, xs, seeds, color, label, percent=key == "acc", left=side < 0)
     accuracy_axis(ax[0], [floor_pct(cells, shallowest)])
     ax[0].set_ylim(top=104)  # (a std can reach past 100%; the seeds' dots cannot)
     for a, label in zip(ax, ("add test accuracy (%)", "token covariance, last block")):

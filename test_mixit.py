@@ -4117,6 +4117,37 @@ def test_report_renders_the_studies_from_their_cells():
     assert report.render_studies({"t3/add/standard": runs(1.0)}) == ""
 
 
+def test_row_1c_tests_copy_8_against_copy_32_and_shows_copy_16_without_waiting_for_it():
+    """Row 1c reads MixiT's copy-8 and copy-32 and Standard's copy-32, each where its doubling
+    settled: it waits while one of those has fewer than records.READ_SEEDS seeds there, and then
+    judges its two tests. Copy-16 is shown where its doubling stands: its seeds far apart (†) and
+    still moving neither hold the verdict back nor enter its reads."""
+    import records
+    import report
+
+    def rung(cell, steps, *accs):  # cell at 2000 steps, or its doubling cell-steps<steps>
+        name = cell + (f"-steps{steps}" if steps > 2000 else "")
+        return {name: [{"config": {"tag": f"{name}/s{i}", "steps": steps}, "final": {"acc": a}}
+                       for i, a in enumerate(accs)]}
+    cells = {**rung("c1/copy/mixit", 2000, 1.0, 0.99, 1.0),
+             **rung("c1/copy/standard", 2000, 1.0, 1.0, 1.0),
+             **rung("c1/copy32/mixit", 2000, 0.10, 0.09, 0.10),
+             **rung("c1/copy32/mixit", 4000, 0.10, 0.10, 0.09),  # settled at 2000
+             **rung("c1/copy32/standard", 2000, *[1.0] * 5),
+             **rung("c1/copy32/standard", 4000, 1.0, 1.0, 1.0),
+             **rung("c1/copy16/mixit", 2000, 0.15, 0.28, 0.16),
+             **rung("c1/copy16/mixit", 4000, 0.16, 0.16, 0.62)}  # † and still moving
+    ours, tests, _, _, reads = report.copy_by_length(report.Reader(cells))
+    assert tests is None and f"fewer than {records.READ_SEEDS} seeds at the budget read: MixiT" in ours
+    cells.update(rung("c1/copy32/mixit", 2000, 0.10, 0.09, 0.10, 0.095, 0.1))
+    A = report.Reader(cells)
+    ours, tests, partly, _, reads = report.copy_by_length(A)
+    assert "copy-16 31.3 ± 26.6 † vs –" in ours
+    assert "(copy-16, not tested: doubling not settled: MixiT)" in ours
+    assert reads == ["c1/copy/mixit", "c1/copy32/mixit", "c1/copy32/standard"]
+    assert tests == [True, True] and report.verdict(tests, partly, reads, A, "spread") == "reproduced"
+
+
 def test_claim_2_reads_frozen_qks_long_hop_runs_where_they_exist():
     """Claims 1 and 2 read hop beside needle and induction, the paper's retrieval tasks (copy,
     ours, has its own row 1c and moves neither). Frozen-QK's 1000-step hop (87%) misses the 90%

@@ -712,7 +712,8 @@ def lr_wanted(cells, base, lr, seed, final_only=False):
 # FORMAT: pm (mean ± std, the default), mean, seeds, range, each with :DIGITS; n (the seeds of
 #   each matching cell, "3" or "3-5"). Words of comparison, by the rules the verdicts use, so
 #   that a sentence cannot say more than its records: vs:CELL2[=KEY2] (compare), share:LO,HI
-#   (share_words), floor (floor_words), gain (what settled a ladder's doubling).
+#   (share_words), floor (floor_words), gain (the doubling that settled a ladder, or the one into
+#   its cap).
 # A rendered number keeps the table's marks: † (unstable) and ° (an earlier recipe).
 
 # A setting timed both ways (bench.py --compile-vs-eager, --sdpa-vs-written): the setting, and
@@ -790,12 +791,12 @@ def number(spec, records_of, record_values=record_values):
     def values_of(pattern, key=key):  # KEY's values over the runs of a cell
         return [v for r in runs_of(pattern) for v in record_values(r, key)]
     runs = runs_of(pattern)
-    if fmt == "gain":  # what settled a ladder (CELL its base budget): its next doubling
-        settled = read_budget(cells, pattern, key)
-        if not settled:
-            raise ValueError(f"'{spec}': the ladder {pattern} has not settled")
-        c2 = next(c for s, c in ladder(cells, pattern) if s == 2 * settled[1])
-        return doubling_words(*paired(cells, settled[0], c2, key))
+    if fmt == "gain":  # a ladder's (CELL: its base) doubling that settled it, or the one into its cap
+        rungs, read = ladder(cells, pattern), read_budget(cells, pattern, key)
+        if not read and capacity_cell(cells, pattern)[1] != CAP:
+            raise ValueError(f"'{spec}': the ladder {pattern} has neither settled nor reached its cap")
+        i = [s for s, _ in rungs].index(read[1]) if read else len(rungs) - 2
+        return doubling_words(*paired(cells, rungs[i][1], rungs[i + 1][1], key))
     if fmt == "floor":
         return floor_words(values_of(pattern), baseline({"c": runs}, "c"), key)
     if fmt in ("vs", "share"):

@@ -177,18 +177,16 @@ def mixit_fails_retrieval(A):  # (1)
 
 def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
     """MixiT and Standard copying up to 8, 16 and 32 tokens, each read where its doubling settled
-    (copy-8 is not doubled: its seeds sit at the ceiling). The tests read copy-8 and copy-32 only:
-    copy-16 is shown where its doubling stands, and the verdict neither waits for it nor rests on
-    it."""
+    (copy-8 is not doubled: its seeds sit at the ceiling). The tests read copy-8 and copy-32: the
+    verdict neither waits for nor rests on copy-16, shown where its doubling stands."""
     lengths = {8: "c1/copy", 16: "c1/copy16", 32: "c1/copy32"}  # (8: Table 11's cells)
     cells = {(v, L): f"{c}/{v}" for L, c in lengths.items() for v in ("mixit", "standard")}
     read = {k: capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c for k, c in cells.items()}
     ours = "; ".join(f"copy-{L} " + " vs ".join(A.text(read[v, L]) + at_cap(A, read[v, L])
                                                 if read[v, L] else "–" for v in ("mixit", "standard"))
                      for L in lengths)
-    middle = [c for k, c in cells.items() if k[1] == 16 and doubled(A.cells, c)]
-    if middle and not all(readable(A.cells, c) for c in middle):
-        ours += f" (copy-16, not tested: {waits(A.cells, middle)})"
+    middle = waits(A.cells, [c for k, c in cells.items() if k[1] == 16 and doubled(A.cells, c)])
+    ours += f" (copy-16, not tested: {middle})" if middle else ""
     tested = [("mixit", 8), ("mixit", 32), ("standard", 32)]
     reads = [read[k] for k in tested if read[k]]
     laddered = [cells[k] for k in tested if doubled(A.cells, cells[k])]
@@ -219,6 +217,8 @@ def mixit_matches_without_retrieval(A):  # (3): add and dyck with the paper's Mi
             "modadd": (L("t3/modadd/mixit"), L("t3/modadd/standard")),
             "dyck": (L("t3/dyck/mixit", "c3/dyck/mixit-heads64"), "t3/dyck/standard"),
             "memorize": tuple(capacity_cell(A.base, b)[0] or b for b in bases)}, same, 3, vs=True)
+    capped = [NAMES[b.split("/")[2]] for b in bases if capacity_cell(A.base, b)[1] == CAP]
+    ours += f" (memorize {CAP}: {', '.join(capped)})" if capped else ""
     if not all(readable(A.base, b) for b in bases):
         ours += f" (memorize: {waits(A.base, bases)}; its test left open)"
         tests = tests and Tests({**dict(zip(tests.names, tests)), "memorize": None}, ["memorize"])
@@ -296,9 +296,8 @@ def heads_help(A):  # (5)
         k, n = solved(A(c))
         return f"{h} {A.text(c)}" + (f" ({k} of {n} solved)" if c in kn else "") + at_cap(A, c)
     ours = "heads: " + ", ".join(shown(h, read[b]) for h, b in zip(heads, bases) if read[b])
-    flat = [str(h) for h, b in zip(heads, bases) if b not in laddered]
-    if flat:  # read at its budget, as claim 4 reads Table 4 at the paper scale
-        ours += f" (at Table 5's budget, not doubled: {'each' if not laddered else ', '.join(flat)})"
+    flat = [str(h) for h, b in zip(heads, bases) if b not in laddered]  # read at their budget
+    ours += f" (at Table 5's budget, not doubled: {', '.join(flat) if laddered else 'each'})" * bool(flat)
     reads = [c for c in read.values() if c]
     if not all(A(c) for c in reads) or not all(readable(A.cells, b) for b in laddered):
         return f"{ours} ({waits(A.cells, laddered) or 'not run'})", None, 1, "Tables 5, 12", reads

@@ -2810,8 +2810,8 @@ def capacity_cells(accs_by_variant):
 def test_a_marker_reads_a_ladder_at_the_budget_a_verdict_reads():
     """A CELL@read names a ladder's cell at the budget a verdict reads (records.read_budget: the
     first whose doubling settled, else the largest that ran), so a sentence follows the rule's
-    budget; `gain` says by how much the doubling that settled it moved it, against the spread and
-    the tolerance."""
+    budget; `gain` says by how much the doubling that settled it moved it (at its cap: the doubling
+    into the cap), against the spread and the tolerance."""
     import records
 
     def read(spec, **budgets):  # CELL@read: the cell at the budget a verdict reads
@@ -2829,8 +2829,12 @@ def test_a_marker_reads_a_ladder_at_the_budget_a_verdict_reads():
                  s24000=[0.191, 0.192, 0.193])
     assert read("c4/memorize/mixit acc gain", **tight) == (
         "+0.70 points, beyond the spread (0.10) but under the 1-point tolerance")
-    with pytest.raises(ValueError, match="has not settled"):
+    with pytest.raises(ValueError, match="has neither settled nor reached its cap"):
         read("c4/memorize/mixit acc gain", **moving)
+    # at its cap (the last budget with records.READ_SEEDS seeds), the doubling into the cap
+    capped = dict(moving, s12000=[0.18, 0.19, 0.185, 0.18, 0.19])
+    assert read("c4/memorize/mixit acc gain", **capped) == (
+        "+4.50 points, beyond the spread (1.00) and the 1-point tolerance")
 
 
 def test_table_12_applies_claim_4s_rule_at_each_budget_without_giving_a_verdict():

@@ -532,7 +532,7 @@ def effect(ours, n):
         s = t
     out = []
     for p in s.split("; "):
-        if out and len("; ".join(out + [p])) > 130:
+        if out and len("; ".join(out + [p])) > 140:
             out.append("…")
             break
         out.append(p)

@@ -825,9 +825,8 @@ def number(spec, records_of, record_values=record_values):
         marks += f" (pooled over {', '.join(machines)})"
 
     def show(v):  # (a word, or None, as a record's device_name or a check's verdict, as it is)
-        if isinstance(v, (bool, str)) or v is None:
-            return str(v)
-        return "not reached" if math.isnan(v) else f"{v:.{d}f}"
+        word = isinstance(v, (bool, str)) or v is None
+        return str(v) if word else "not reached" if math.isnan(v) else f"{v:.{d}f}"
     if fmt == "seeds":
         return ", ".join(map(show, values)) + marks
     if fmt == "range":

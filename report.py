@@ -129,7 +129,7 @@ class Reader:
 
     def __init__(self, cells, base=None):
         self.cells, self.base = cells, base or cells
-        self.read_kn = set()  # the cells a judge reads as k of n solved (heads_help)
+        self.no_dagger = set()  # cells whose † holds no verdict back: read as k of n, or untested
 
     def __call__(self, cell, key="acc"):  # each seed's final value
         return final(self.cells, cell, key)
@@ -176,9 +176,8 @@ def mixit_fails_retrieval(A):  # (1)
 
 
 def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
-    """MixiT and Standard copying up to 8, 16 and 32 tokens, each read where its doubling settled
-    (copy-8 is not doubled: its seeds sit at the ceiling). The tests read copy-8 and copy-32: the
-    verdict neither waits for nor rests on copy-16, shown where its doubling stands."""
+    """MixiT and Standard copying 8, 16 and 32 tokens, each read where its doubling settled (copy-8
+    is not doubled: at the ceiling). The tests read copy-8 and copy-32; copy-16 is only shown."""
     lengths = {8: "c1/copy", 16: "c1/copy16", 32: "c1/copy32"}  # (8: Table 11's cells)
     cells = {(v, L): f"{c}/{v}" for L, c in lengths.items() for v in ("mixit", "standard")}
     read = {k: capacity_cell(A.cells, c)[0] if doubled(A.cells, c) else c for k, c in cells.items()}
@@ -188,9 +187,11 @@ def copy_by_length(A):  # (1c), ours: does MixiT's copying fall with the length?
     middle = waits(A.cells, [c for k, c in cells.items() if k[1] == 16 and doubled(A.cells, c)])
     ours += f" (copy-16, not tested: {middle})" if middle else ""
     tested = [("mixit", 8), ("mixit", 32), ("standard", 32)]
-    reads = [read[k] for k in tested]  # (a ladder that ran has a cell to read)
     laddered = [cells[k] for k in tested if doubled(A.cells, cells[k])]
-    if not all(A(c) for c in reads) or not all(readable(A.cells, c) for c in laddered):
+    shown = [c for k, c in read.items() if k not in tested and A(c)]  # (1c's cost counts them)
+    A.no_dagger |= set(shown)
+    reads = [read[k] for k in tested] + shown
+    if not all(A(read[k]) for k in tested) or not all(readable(A.cells, c) for c in laddered):
         wait = waits(A.cells, laddered) if laddered else "copy-32 not run"
         return f"MixiT vs Standard: {ours} ({wait})", None, 1, "Table 11", reads
     m8, m32, s32 = (A(read[k]) for k in tested)
@@ -289,7 +290,7 @@ def heads_help(A):  # (5)
     read = {b: capacity_cell(A.cells, b)[0] if b in laddered else b for b in bases}
     low = (baseline(A.base, "t5/") or (None, None, 0.0))[2]  # the task's floor
     kn = {c for c in read.values() if c and all_or_nothing(A(c), low)}
-    A.read_kn |= kn
+    A.no_dagger |= kn
 
     def shown(h, c):
         k, n = solved(A(c))
@@ -462,7 +463,7 @@ def verdict(tests, partly, reads, A, rule="", need=1):
     need = max(need, 2 if spread_rule(rule) else 1)  # (one run has no spread)
     if tests is None or any(old(A.runs(c)) or len(A.runs(c)) < need for c in reads):
         return NOT_RUN
-    if any(unstable(A(c)) and c not in A.read_kn for c in reads):
+    if any(unstable(A(c)) and c not in A.no_dagger for c in reads):
         return SEEDS_DISAGREE
     return outcome(tests, partly)
 
